@@ -1,0 +1,28 @@
+# walpilot — PGXS build
+#
+#   make && sudo make install          build and install into the server
+#   test/run                           the whole test suite (see README)
+
+MODULE_big = walpilot
+OBJS = \
+	src/walpilot.o \
+	src/shmem.o \
+	src/worker.o \
+	src/sqlfuncs.o
+
+EXTENSION = walpilot
+DATA = $(wildcard sql/walpilot--*.sql)
+PGFILEDESC = "walpilot - WAL commit path observer and tuner"
+
+PG_CPPFLAGS = -I$(srcdir)/src
+
+# pg_regress: its own temporary, preloaded instance.
+REGRESS = setup status guc privileges cleanup
+REGRESS_OPTS = --temp-instance=./tmp_check \
+	--temp-config=$(srcdir)/test/regress.conf --port=54329
+
+EXTRA_CLEAN = tmp_check results log regression.diffs regression.out
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)

@@ -1,0 +1,5 @@
+--
+-- cleanup: DROP EXTENSION removes everything, schema included
+--
+DROP EXTENSION walpilot;
+SELECT count(*) AS walpilot_schemas FROM pg_namespace WHERE nspname = 'walpilot';

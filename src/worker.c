@@ -1,0 +1,186 @@
+/*-------------------------------------------------------------------------
+ *
+ * worker.c
+ *		The walpilot background worker: its registration and main loop.
+ *
+ * The worker wakes every walpilot.sample_interval, hands the tick to the
+ * instruments and controllers, and sleeps on its latch.  It is the only
+ * file that knows about latches and signals.  The worker attaches to no
+ * database: everything it reads (PGPROCs, cumulative statistics, the
+ * control file) is cluster-wide.
+ *
+ * SIGTERM (server shutdown or pg_terminate_backend) ends the loop; the
+ * worker then exits with status 1 so that an administrator's terminate is
+ * followed by a restart after bgw_restart_time, as for any error exit.
+ * During a server shutdown the postmaster restarts nothing, so this is
+ * harmless there.
+ *
+ * IDENTIFICATION
+ *	  src/worker.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/proc.h"
+#include "tcop/tcopprot.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#include "walpilot.h"
+
+/* Seconds the postmaster waits before restarting a worker that failed. */
+#define WP_WORKER_RESTART_S		5
+
+static MemoryContext tick_context = NULL;
+
+/*
+ * wp_worker_register
+ *		Register the static worker; called from _PG_init.
+ */
+void
+wp_worker_register(void)
+{
+	BackgroundWorker worker;
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS |
+		BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_restart_time = WP_WORKER_RESTART_S;
+	strlcpy(worker.bgw_library_name, "walpilot", BGW_MAXLEN);
+	strlcpy(worker.bgw_function_name, "walpilot_worker_main", BGW_MAXLEN);
+	strlcpy(worker.bgw_name, WP_WORKER_TYPE, BGW_MAXLEN);
+	strlcpy(worker.bgw_type, WP_WORKER_TYPE, BGW_MAXLEN);
+	worker.bgw_main_arg = (Datum) 0;
+	worker.bgw_notify_pid = 0;
+
+	RegisterBackgroundWorker(&worker);
+}
+
+/*
+ * worker_detach
+ *		before_shmem_exit callback: tell readers no worker runs any more.
+ */
+static void
+worker_detach(int code, Datum arg)
+{
+	pg_atomic_write_u32(&wp_shared->worker_pid, 0);
+	LWLockAcquire(wp_shared->lock, LW_EXCLUSIVE);
+	wp_shared->worker_started_at = 0;
+	LWLockRelease(wp_shared->lock);
+}
+
+/*
+ * publish_settings
+ *		Make the settings this worker now runs with visible in shared memory.
+ */
+static void
+publish_settings(void)
+{
+	pg_atomic_write_u32(&wp_shared->worker_mode, (uint32) wp_mode);
+	pg_atomic_write_u32(&wp_shared->worker_sample_interval_ms,
+						(uint32) wp_sample_interval_ms);
+}
+
+/*
+ * worker_tick
+ *		One pass of work: every instrument and controller gets the tick.
+ */
+static void
+worker_tick(TimestampTz now)
+{
+	pg_atomic_fetch_add_u64(&wp_shared->ticks, 1);
+}
+
+/*
+ * walpilot_worker_main
+ *		Entry point of the walpilot worker.
+ */
+void
+walpilot_worker_main(Datum main_arg)
+{
+	TimestampTz next_tick;
+
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+	BackgroundWorkerUnblockSignals();
+
+	/* No database: PGPROCs, statistics and the control file are shared. */
+	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
+
+	if (wp_shared == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("walpilot shared memory is not initialized")));
+
+	tick_context = AllocSetContextCreate(TopMemoryContext,
+										 "walpilot worker tick",
+										 ALLOCSET_DEFAULT_SIZES);
+
+	before_shmem_exit(worker_detach, (Datum) 0);
+	LWLockAcquire(wp_shared->lock, LW_EXCLUSIVE);
+	wp_shared->worker_started_at = GetCurrentTimestamp();
+	wp_shared->worker_starts++;
+	LWLockRelease(wp_shared->lock);
+	pg_atomic_write_u32(&wp_shared->worker_pid, (uint32) MyProcPid);
+	publish_settings();
+
+	pgstat_report_activity(STATE_RUNNING, "walpilot worker");
+	ereport(LOG,
+			(errmsg("walpilot worker started"),
+			 errdetail("Mode is \"%s\", sample interval is %d ms.",
+					   wp_mode_name(wp_mode), wp_sample_interval_ms)));
+
+	next_tick = GetCurrentTimestamp();
+	while (!ShutdownRequestPending)
+	{
+		TimestampTz now;
+		long		sleep_ms;
+
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+			publish_settings();
+		}
+
+		now = GetCurrentTimestamp();
+		if (now >= next_tick)
+		{
+			MemoryContext old = MemoryContextSwitchTo(tick_context);
+
+			worker_tick(now);
+			MemoryContextSwitchTo(old);
+			MemoryContextReset(tick_context);
+
+			/* Keep the cadence; after a long stall, restart it from now. */
+			next_tick += (TimestampTz) wp_sample_interval_ms * 1000;
+			if (next_tick <= now)
+				next_tick = now + (TimestampTz) wp_sample_interval_ms * 1000;
+		}
+
+		sleep_ms = (long) ((next_tick - GetCurrentTimestamp() + 999) / 1000);
+		if (sleep_ms > 0)
+		{
+			(void) WaitLatch(MyLatch,
+							 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							 sleep_ms,
+							 WP_WAIT_EVENT_MAIN);
+			ResetLatch(MyLatch);
+		}
+	}
+
+	ereport(LOG,
+			(errmsg("walpilot worker shutting down")));
+
+	/* Status 1: a terminated worker is restarted like a failed one. */
+	proc_exit(1);
+}

@@ -1,0 +1,51 @@
+# test/lib.sh — shared steps of test/run and test/demo (sourced, not run).
+#
+# wp_install_deps   apt-get install what is missing (sudo when not root)
+# wp_build_install  build with -Werror and install the extension
+# runas / owner     how to run postgres as an unprivileged user
+
+PGVER=15
+PGBIN=/usr/lib/postgresql/$PGVER/bin
+PG_CONFIG=$PGBIN/pg_config
+WP_PACKAGES="postgresql-$PGVER postgresql-server-dev-$PGVER postgresql-$PGVER-pg-wait-sampling postgresql-contrib libipc-run-perl make gcc"
+export PATH="$PGBIN:$PATH"
+
+sudo_cmd=()
+if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
+
+# postgres refuses to run as root: run servers and clients as "postgres".
+if [ "$(id -u)" -eq 0 ]; then
+	runas=(runuser -u postgres --)
+	owner=postgres
+else
+	runas=()
+	owner=$(id -un)
+fi
+
+log() { printf '\n== %s\n' "$*"; }
+
+wp_install_deps()
+{
+	local missing=() p
+	for p in $WP_PACKAGES "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	log "installing ${missing[*]}"
+	"${sudo_cmd[@]}" apt-get update -qq || return 1
+	DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq \
+		--no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# wp_build_install SRCDIR
+wp_build_install()
+{
+	local src=$1
+	log "building with -Werror"
+	make -C "$src" -s clean PG_CONFIG=$PG_CONFIG >/dev/null || return 1
+	make -C "$src" -s PG_CONFIG=$PG_CONFIG COPT="-Werror" || return 1
+	"${sudo_cmd[@]}" make -C "$src" -s install PG_CONFIG=$PG_CONFIG >/dev/null || return 1
+	if [ -f "$src/test/emulator/Makefile" ]; then
+		make -C "$src/test/emulator" -s || return 1
+	fi
+}
