@@ -8,7 +8,8 @@ OBJS = \
 	src/walpilot.o \
 	src/shmem.o \
 	src/worker.o \
-	src/sqlfuncs.o
+	src/sqlfuncs.o \
+	src/pilot_commit_delay.o
 
 EXTENSION = walpilot
 DATA = $(wildcard sql/walpilot--*.sql)

@@ -71,6 +71,10 @@ extern void wp_shmem_install_hooks(void);
 extern void wp_require_shared_state(void);
 extern void wp_reset_all(void);
 
+/*---- pilot_commit_delay.c ----*/
+extern void wp_pilot_before_commit(bool durable);
+extern void wp_pilot_after_commit(void);
+
 /*---- worker.c ----*/
 extern void wp_worker_register(void);
 extern PGDLLEXPORT void walpilot_worker_main(Datum main_arg);
