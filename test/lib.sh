@@ -3,15 +3,36 @@
 # wp_install_deps   apt-get install what is missing (sudo when not root)
 # wp_build_install  build with -Werror and install the extension
 # runas / owner     how to run postgres as an unprivileged user
+#
+# WP_PGROOT=/some/dir  builds, installs and tests against a private,
+# relocated copy of the server installation made there on first use: no
+# sudo is needed for "make install", and several checkouts can be tested
+# side by side without overwriting each other's installed walpilot.
 
 PGVER=15
 PGBIN=/usr/lib/postgresql/$PGVER/bin
-PG_CONFIG=$PGBIN/pg_config
 WP_PACKAGES="postgresql-$PGVER postgresql-server-dev-$PGVER postgresql-$PGVER-pg-wait-sampling postgresql-contrib libipc-run-perl make gcc"
-export PATH="$PGBIN:$PATH"
-
 sudo_cmd=()
 if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
+
+# wp_private_root: (re)use a relocated copy of the server under WP_PGROOT.
+wp_private_root()
+{
+	local r=$WP_PGROOT
+	if [ ! -x "$r/usr/lib/postgresql/$PGVER/bin/postgres" ]; then
+		mkdir -p "$r/usr/lib/postgresql" "$r/usr/share/postgresql" || return 1
+		cp -a "/usr/lib/postgresql/$PGVER" "$r/usr/lib/postgresql/" || return 1
+		cp -a "/usr/share/postgresql/$PGVER" "$r/usr/share/postgresql/" || return 1
+		ln -sfn /usr/include "$r/usr/include"
+		chmod 755 "$r"
+	fi
+	PGBIN=$r/usr/lib/postgresql/$PGVER/bin
+	sudo_cmd=()
+}
+
+PG_CONFIG=$PGBIN/pg_config
+PGLIB=$PGBIN/../lib
+export PATH="$PGBIN:$PATH"
 
 # postgres refuses to run as root: run servers and clients as "postgres".
 if [ "$(id -u)" -eq 0 ]; then
@@ -41,7 +62,13 @@ wp_install_deps()
 wp_build_install()
 {
 	local src=$1
-	log "building with -Werror"
+	if [ -n "${WP_PGROOT:-}" ]; then
+		wp_private_root || return 1
+		PG_CONFIG=$PGBIN/pg_config
+		PGLIB=$PGBIN/../lib
+		export PATH="$PGBIN:$PATH"
+	fi
+	log "building with -Werror ($PG_CONFIG)"
 	make -C "$src" -s clean PG_CONFIG=$PG_CONFIG >/dev/null || return 1
 	make -C "$src" -s PG_CONFIG=$PG_CONFIG COPT="-Werror" || return 1
 	"${sudo_cmd[@]}" make -C "$src" -s install PG_CONFIG=$PG_CONFIG >/dev/null || return 1
