@@ -9,7 +9,8 @@ OBJS = \
 	src/shmem.o \
 	src/worker.o \
 	src/sqlfuncs.o \
-	src/pilot_commit_delay.o
+	src/pilot_commit_delay.o \
+	src/settings.o
 
 EXTENSION = walpilot
 DATA = $(wildcard sql/walpilot--*.sql)

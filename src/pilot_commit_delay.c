@@ -1,10 +1,38 @@
 /*-------------------------------------------------------------------------
  *
  * pilot_commit_delay.c
- *		The commit_delay / commit_siblings controller and its backend side.
+ *		The commit_delay / commit_siblings pilot: its backend side (the
+ *		group gather) and its controller (engage, trial, keep or revert).
  *
- * (Being written.)  The backend-side entry points are called from the
- * transaction callback in commit_timing.c.
+ * Backend side.  At PRE_COMMIT of a durable commit a backend counts itself
+ * "arriving" (an atomic counter and its own slot's arrival time); at COMMIT
+ * or ABORT it leaves.  In gather mode the pilot publishes commit_delay as a
+ * cap and commit_siblings = 1, and the group size G it expects (the number
+ * of backends that committed recently).  The flush leader sleeps in
+ * XLogFlush's pg_usleep(CommitDelay) holding WALWriteLock; in PostgreSQL
+ * 15 that is a select(), which a signal cuts short.  The backend whose
+ * arrival completes the group sends SIGUSR1 (harmless: the procsignal
+ * handler only sets the latch) to the earliest-arrived backend still in
+ * commit whose wait event is empty -- the sleeping leader; followers wait
+ * on LWLock:WALWrite.  So the leader sleeps only as long as the group
+ * needs to arrive, never longer than the cap: the count-bounded wait
+ * PostgreSQL lacks.  For a lone committer (G < 2) the delay is dropped to
+ * 0 for that commit.  None of this takes a lock, allocates or can throw.
+ *
+ * Controller (worker, once a second).  It engages only when commits are
+ * flush-bound: enough durable commits, several concurrent committers, and
+ * a commit latency that says the flush is slow.  It then runs on-line
+ * trials: the candidate and the current setting alternate in one-second
+ * windows (ABBA order, WP_TRIAL_PAIRS pairs); a candidate is kept only if
+ * its commits/s are higher with one-sided 95 % confidence (paired t-test
+ * on log ratios) -- or, when throughput is unchanged (an open-loop load),
+ * its median latency is lower -- and its p99 commit latency did not rise
+ * more than walpilot.max_latency_regression.  Candidates: gather, then
+ * static delays of 1/4 and 1/8 of the flush time with siblings 1 (what the
+ * benchmarks found best, the seeds' 1/2 rule being too long).  It re-checks
+ * its choice against the DBA's setting every walpilot.tune_interval and at
+ * once when throughput or latency shift, and falls back to the DBA's
+ * setting when the load stops being flush-bound or a re-check fails.
  *
  * IDENTIFICATION
  *	  src/pilot_commit_delay.c
@@ -13,26 +41,988 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+#include <signal.h>
+
+#include "miscadmin.h"
+#include "portability/instr_time.h"
+#include "storage/proc.h"
+#include "storage/shmem.h"
+#include "utils/guc.h"
+#include "utils/timestamp.h"
+
 #include "walpilot.h"
 
-/*
- * wp_pilot_before_commit
- *		Called at PRE_COMMIT of every top-level transaction of a regular
- *		backend (not parallel workers).  durable tells whether this commit
- *		will write a commit record and wait for its flush.  Must not
- *		ereport(ERROR), take an LWLock or allocate.
- */
-void
-wp_pilot_before_commit(bool durable)
+/* GUC variables */
+bool		wp_tune_commit_delay = true;
+int			wp_commit_delay_max_us = 10000;
+int			wp_max_latency_regression_pct = 10;
+int			wp_tune_interval_s = 600;
+
+/* Latency histogram: 8 buckets per power of two, 1 us .. 2^28 us. */
+#define WP_PL_SUB_BITS			3
+#define WP_PL_BUCKETS			(28 << WP_PL_SUB_BITS)
+
+/* Controller constants (see the header comment). */
+#define WP_TRIAL_PAIRS			8
+#define WP_ENGAGE_MIN_COMMITS	20		/* durable commits per second */
+#define WP_ENGAGE_MIN_P50_US	1000	/* slower than this: flush-bound */
+#define WP_ENGAGE_SECONDS		3
+#define WP_MIN_GAIN				1.02	/* geometric-mean ratio to keep */
+#define WP_SHIFT_RATIO			1.35	/* a workload or storage shift */
+#define WP_SHIFT_SECONDS		5
+#define WP_IDLE_FALLBACK_S		10
+#define WP_GATHER_MIN_CAP_US	50
+
+typedef struct WpPilotSlot
 {
+	pg_atomic_uint64 arrived_us;	/* 0 when not in a durable commit */
+	pg_atomic_uint64 last_commit_us;	/* end of the last durable commit */
+} WpPilotSlot;
+
+typedef struct WpPilotShared
+{
+	/* backend side, lock-free */
+	pg_atomic_uint32 in_commit;
+	pg_atomic_uint32 gather_on;
+	pg_atomic_uint32 gather_group;	/* G */
+	pg_atomic_uint32 gather_cap_us;
+	pg_atomic_uint32 max_slot;	/* highest slot index that committed + 1 */
+	pg_atomic_uint64 gather_wakeups;
+	pg_atomic_uint64 gather_span_sum_us;
+	pg_atomic_uint64 last_release_us;	/* end of the latest durable commit */
+	pg_atomic_uint64 durable_commits;
+	pg_atomic_uint64 latency_hist[WP_PL_BUCKETS];
+
+	/* requests from SQL to the worker */
+	pg_atomic_uint32 revert_requested;
+
+	/* controller state for the views; protected by wp_shared->lock */
+	char		state[64];
+	char		current[64];
+	char		candidate[64];
+
+	WpPilotSlot slots[FLEXIBLE_ARRAY_MEMBER];
+} WpPilotShared;
+
+static WpPilotShared *pilot = NULL;
+
+/* A setting the controller can choose. */
+typedef struct WpChoice
+{
+	bool		gather;
+	int			delay_us;
+	int			siblings;
+} WpChoice;
+
+typedef enum WpPilotState
+{
+	WP_PS_IDLE,					/* DBA settings in force, watching */
+	WP_PS_TRIAL,				/* alternating candidate and current */
+	WP_PS_HOLD					/* a choice in force, watching for shifts */
+} WpPilotState;
+
+/* One second of measurement, from cumulative counters. */
+typedef struct WpSecondStats
+{
+	double		commits;
+	uint64		hist[WP_PL_BUCKETS];
+} WpSecondStats;
+
+/*---- backend-local state ----*/
+static bool commit_in_flight = false;
+static instr_time commit_started;
+static int	saved_commit_delay = -1;
+
+/*---- worker-local controller state ----*/
+static WpPilotState state = WP_PS_IDLE;
+static bool managing = false;
+static WpChoice current;
+static WpChoice candidate;
+static WpChoice dba;
+static int	engage_streak = 0;
+static int	idle_streak = 0;
+static int	shift_streak = 0;
+static double level_commits = 0;
+static double level_p50 = 0;
+static TimestampTz recheck_from = 0;	/* 0: no hold-off */
+
+/*
+ * recheck_due
+ *		Is walpilot.tune_interval over since recheck_from?  The setting is
+ *		read per call, so a reload that shortens it ends a running hold-off.
+ */
+static bool
+recheck_due(void)
+{
+	return recheck_from == 0 ||
+		GetCurrentTimestamp() >= recheck_from +
+		(TimestampTz) wp_tune_interval_s * USECS_PER_SEC;
+}
+static int	search_step = 0;
+static double flush_estimate_us = 0;
+static uint64 trial_decision = 0;
+static bool trial_is_recheck = false;
+
+/* trial windows: index 2*pair + (0 = current, 1 = candidate) */
+static int	trial_window = 0;
+static double trial_commits[2 * WP_TRIAL_PAIRS];
+static uint64 trial_hist[2][WP_PL_BUCKETS];
+
+/* previous cumulative snapshot and the last seconds */
+static uint64 prev_commits = 0;
+static uint64 prev_hist[WP_PL_BUCKETS];
+static bool have_prev = false;
+static TimestampTz last_second = 0;
+static TimestampTz last_group_update = 0;
+#define WP_RECENT 5
+static WpSecondStats recent[WP_RECENT];
+static int	recent_n = 0;
+
+Size
+wp_pilot_shmem_size(void)
+{
+	return MAXALIGN(add_size(offsetof(WpPilotShared, slots),
+							 mul_size(sizeof(WpPilotSlot), wp_max_procs())));
+}
+
+void
+wp_pilot_shmem_init(void)
+{
+	bool		found;
+	int			i;
+
+	pilot = ShmemInitStruct("walpilot pilot", wp_pilot_shmem_size(), &found);
+	if (!found)
+	{
+		memset(pilot, 0, wp_pilot_shmem_size());
+		pg_atomic_init_u32(&pilot->in_commit, 0);
+		pg_atomic_init_u32(&pilot->gather_on, 0);
+		pg_atomic_init_u32(&pilot->gather_group, 0);
+		pg_atomic_init_u32(&pilot->gather_cap_us, 0);
+		pg_atomic_init_u32(&pilot->max_slot, 0);
+		pg_atomic_init_u64(&pilot->gather_wakeups, 0);
+		pg_atomic_init_u64(&pilot->gather_span_sum_us, 0);
+		pg_atomic_init_u64(&pilot->last_release_us, 0);
+		pg_atomic_init_u64(&pilot->durable_commits, 0);
+		for (i = 0; i < WP_PL_BUCKETS; i++)
+			pg_atomic_init_u64(&pilot->latency_hist[i], 0);
+		pg_atomic_init_u32(&pilot->revert_requested, 0);
+		for (i = 0; i < wp_max_procs(); i++)
+		{
+			pg_atomic_init_u64(&pilot->slots[i].arrived_us, 0);
+			pg_atomic_init_u64(&pilot->slots[i].last_commit_us, 0);
+		}
+		strlcpy(pilot->state, "idle", sizeof(pilot->state));
+	}
+}
+
+/*---- histogram helpers ----*/
+
+static int
+latency_bucket(uint64 us)
+{
+	int			octave;
+	int			sub;
+
+	if (us < 1)
+		return 0;
+	octave = 63 - __builtin_clzll(us);
+	/* the bits below the leading one pick the sub-bucket */
+	if (octave >= WP_PL_SUB_BITS)
+		sub = (int) ((us >> (octave - WP_PL_SUB_BITS)) & ((1 << WP_PL_SUB_BITS) - 1));
+	else
+		sub = (int) ((us << (WP_PL_SUB_BITS - octave)) & ((1 << WP_PL_SUB_BITS) - 1));
+	return Min((octave << WP_PL_SUB_BITS) + sub, WP_PL_BUCKETS - 1);
+}
+
+static double
+bucket_lower_us(int b)
+{
+	int			octave = b >> WP_PL_SUB_BITS;
+	int			sub = b & ((1 << WP_PL_SUB_BITS) - 1);
+
+	return ldexp(1.0 + (double) sub / (1 << WP_PL_SUB_BITS), octave);
 }
 
 /*
- * wp_pilot_after_commit
- *		Called at COMMIT and ABORT of the same transactions, with the same
- *		restrictions.
+ * hist_quantile
+ *		Quantile q of a latency histogram, interpolated within its bucket.
  */
+static double
+hist_quantile(const uint64 *hist, double q)
+{
+	uint64		total = 0;
+	double		seen = 0;
+	int			i;
+
+	for (i = 0; i < WP_PL_BUCKETS; i++)
+		total += hist[i];
+	if (total == 0)
+		return 0;
+	for (i = 0; i < WP_PL_BUCKETS; i++)
+	{
+		double		want = q * (double) total;
+
+		if (hist[i] > 0 && seen + hist[i] >= want)
+		{
+			double		lo = bucket_lower_us(i);
+			double		hi = bucket_lower_us(i + 1);
+
+			return lo + (hi - lo) * (want - seen) / hist[i];
+		}
+		seen += hist[i];
+	}
+	return bucket_lower_us(WP_PL_BUCKETS);
+}
+
+static uint64
+now_us(void)
+{
+	instr_time	t;
+
+	INSTR_TIME_SET_CURRENT(t);
+	return INSTR_TIME_GET_MICROSEC(t);
+}
+
+/*---- backend side ----*/
+
+/*
+ * commit_delay_pinned
+ *		Did the DBA set commit_delay for this session (file, role, SET)?
+ */
+static bool
+commit_delay_pinned(void)
+{
+	return wp_settings_source(WP_KNOB_COMMIT_DELAY) > PGC_S_DYNAMIC_DEFAULT;
+}
+
+/*
+ * wake_leader
+ *		The group is complete: cut the sleeping leader's commit_delay short.
+ */
+static void
+wake_leader(int my_slot, uint64 now)
+{
+	int			n = (int) pg_atomic_read_u32(&pilot->max_slot);
+	int			best = -1;
+	uint64		best_arrival = PG_UINT64_MAX;
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		uint64		a;
+
+		if (i == my_slot)
+			continue;
+		a = pg_atomic_read_u64(&pilot->slots[i].arrived_us);
+		if (a != 0 && a < best_arrival)
+		{
+			best = i;
+			best_arrival = a;
+		}
+	}
+	if (best >= 0)
+	{
+		PGPROC	   *proc = &ProcGlobal->allProcs[best];
+		int			pid = WP_READ_ONCE_I32(proc->pid);
+
+		/* the sleeping leader shows no wait event; followers do */
+		if (pid > 0 && WP_READ_ONCE_U32(proc->wait_event_info) == 0)
+		{
+			uint64		released = pg_atomic_read_u64(&pilot->last_release_us);
+
+			kill(pid, SIGUSR1);
+			/* the gather time: since the previous group was released */
+			if (released != 0 && released < now)
+			{
+				pg_atomic_fetch_add_u64(&pilot->gather_wakeups, 1);
+				pg_atomic_fetch_add_u64(&pilot->gather_span_sum_us,
+										now - released);
+			}
+		}
+	}
+}
+
+void
+wp_pilot_before_commit(bool durable)
+{
+	int			slot;
+	uint64		now;
+	uint32		n;
+
+	if (pilot == NULL)
+		return;
+	wp_settings_apply_in_backend();
+	if (!durable || MyProc == NULL || wp_mode == WP_MODE_OFF)
+		return;
+
+	slot = wp_my_proc_number();
+	INSTR_TIME_SET_CURRENT(commit_started);
+	now = INSTR_TIME_GET_MICROSEC(commit_started);
+	commit_in_flight = true;
+	pg_atomic_write_u64(&pilot->slots[slot].arrived_us, now);
+	if ((uint32) slot >= pg_atomic_read_u32(&pilot->max_slot))
+		pg_atomic_write_u32(&pilot->max_slot, (uint32) slot + 1);
+	n = pg_atomic_add_fetch_u32(&pilot->in_commit, 1);
+
+	if (pg_atomic_read_u32(&pilot->gather_on) && !commit_delay_pinned())
+	{
+		uint32		group = pg_atomic_read_u32(&pilot->gather_group);
+
+		saved_commit_delay = CommitDelay;
+		if (group < 2)
+			CommitDelay = 0;	/* nobody to wait for */
+		else
+		{
+			CommitDelay = (int) pg_atomic_read_u32(&pilot->gather_cap_us);
+			if (n == group)
+				wake_leader(slot, now);
+		}
+	}
+}
+
 void
 wp_pilot_after_commit(void)
 {
+	instr_time	end;
+	uint64		us;
+	int			slot;
+
+	if (saved_commit_delay >= 0)
+	{
+		CommitDelay = saved_commit_delay;
+		saved_commit_delay = -1;
+	}
+	if (!commit_in_flight || pilot == NULL)
+		return;
+	commit_in_flight = false;
+
+	slot = wp_my_proc_number();
+	INSTR_TIME_SET_CURRENT(end);
+	us = INSTR_TIME_GET_MICROSEC(end) - INSTR_TIME_GET_MICROSEC(commit_started);
+	pg_atomic_write_u64(&pilot->slots[slot].arrived_us, 0);
+	pg_atomic_write_u64(&pilot->slots[slot].last_commit_us,
+						INSTR_TIME_GET_MICROSEC(end));
+	pg_atomic_write_u64(&pilot->last_release_us, INSTR_TIME_GET_MICROSEC(end));
+	pg_atomic_fetch_sub_u32(&pilot->in_commit, 1);
+	pg_atomic_fetch_add_u64(&pilot->latency_hist[latency_bucket(us)], 1);
+	pg_atomic_fetch_add_u64(&pilot->durable_commits, 1);
+}
+
+/*---- worker side: measurement ----*/
+
+/*
+ * take_second
+ *		Per-second commits and latency histogram from the cumulative
+ *		counters.
+ */
+static void
+take_second(WpSecondStats *s)
+{
+	uint64		commits = pg_atomic_read_u64(&pilot->durable_commits);
+	int			i;
+
+	s->commits = (double) (commits - prev_commits);
+	prev_commits = commits;
+	for (i = 0; i < WP_PL_BUCKETS; i++)
+	{
+		uint64		v = pg_atomic_read_u64(&pilot->latency_hist[i]);
+
+		s->hist[i] = v - prev_hist[i];
+		prev_hist[i] = v;
+	}
+}
+
+/*
+ * update_group
+ *		Publish G, the number of backends that finished a durable commit in
+ *		the last few commit latencies; and retire a stuck in_commit count.
+ */
+static void
+update_group(void)
+{
+	uint64		now = now_us();
+	double		p50 = recent_n > 0 ? hist_quantile(recent[(recent_n - 1) % WP_RECENT].hist, 0.5) : 0;
+	uint64		horizon = (uint64) Max(50000.0, 4.0 * p50);
+	int			n = (int) pg_atomic_read_u32(&pilot->max_slot);
+	uint32		group = 0;
+	uint32		in_commit_slots = 0;
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		uint64		last = pg_atomic_read_u64(&pilot->slots[i].last_commit_us);
+
+		if (last != 0 && now - last < horizon)
+			group++;
+		if (pg_atomic_read_u64(&pilot->slots[i].arrived_us) != 0)
+			in_commit_slots++;
+	}
+	pg_atomic_write_u32(&pilot->gather_group, group);
+
+	/* a backend that died mid-commit must not leave the counter high */
+	if (pg_atomic_read_u32(&pilot->in_commit) > in_commit_slots + (uint32) n)
+		pg_atomic_write_u32(&pilot->in_commit, in_commit_slots);
+}
+
+/*---- worker side: applying choices ----*/
+
+static void
+choice_text(const WpChoice *c, char *buf, size_t len)
+{
+	if (c->gather)
+		snprintf(buf, len, "gather(cap %d us, siblings %d)", c->delay_us,
+				 c->siblings);
+	else
+		snprintf(buf, len, "delay %d us, siblings %d", c->delay_us,
+				 c->siblings);
+}
+
+static bool
+choice_equal(const WpChoice *a, const WpChoice *b)
+{
+	return a->gather == b->gather && a->delay_us == b->delay_us &&
+		a->siblings == b->siblings;
+}
+
+/*
+ * apply_choice
+ *		Publish a choice to every backend (the DBA's = stop managing).
+ */
+static void
+apply_choice(const WpChoice *c)
+{
+	int32		targets[WP_NUM_KNOBS];
+	bool		is_dba = choice_equal(c, &dba);
+
+	targets[WP_KNOB_COMMIT_DELAY] = c->delay_us;
+	targets[WP_KNOB_COMMIT_SIBLINGS] = c->siblings;
+	if (c->gather && !pg_atomic_read_u32(&pilot->gather_on))
+		pg_atomic_write_u32(&pilot->gather_cap_us, (uint32) c->delay_us / 2);
+	pg_atomic_write_u32(&pilot->gather_on, c->gather ? 1 : 0);
+	wp_settings_publish(!is_dba, targets);
+	managing = !is_dba;
+}
+
+static void
+publish_state(const char *what)
+{
+	char		cur[64];
+	char		cand[64];
+
+	choice_text(&current, cur, sizeof(cur));
+	if (state == WP_PS_TRIAL)
+		choice_text(&candidate, cand, sizeof(cand));
+	else
+		cand[0] = '\0';
+	LWLockAcquire(wp_shared->lock, LW_EXCLUSIVE);
+	strlcpy(pilot->state, what, sizeof(pilot->state));
+	strlcpy(pilot->current, cur, sizeof(pilot->current));
+	strlcpy(pilot->candidate, cand, sizeof(pilot->candidate));
+	LWLockRelease(wp_shared->lock);
+}
+
+/*
+ * change_to
+ *		Make a choice current, with a decision row.
+ */
+static uint64
+change_to(const WpChoice *c, const char *reason, const char *evidence)
+{
+	char		from[64];
+	char		to[64];
+	uint64		id;
+
+	choice_text(&current, from, sizeof(from));
+	choice_text(c, to, sizeof(to));
+	id = wp_decision_log("commit_delay", from, to, reason, evidence);
+	current = *c;
+	apply_choice(c);
+	return id;
+}
+
+/*
+ * fall_back
+ *		Put the DBA's settings back and go idle.
+ */
+static void
+fall_back(const char *reason, bool hold_off)
+{
+	if (managing || !choice_equal(&current, &dba))
+		change_to(&dba, reason, NULL);
+	state = WP_PS_IDLE;
+	engage_streak = 0;
+	search_step = 0;
+	if (hold_off)
+		recheck_from = GetCurrentTimestamp();
+	publish_state("idle");
+}
+
+/*---- worker side: trials ----*/
+
+static bool
+next_candidate(WpChoice *c)
+{
+	double		f = Max(flush_estimate_us, 100.0);
+	int			cap = (int) Min((double) wp_commit_delay_max_us, f);
+
+	for (;;)
+	{
+		switch (search_step++)
+		{
+			case 0:
+				c->gather = true;
+				c->delay_us = Max(cap, WP_GATHER_MIN_CAP_US);
+				c->siblings = 1;
+				break;
+			case 1:
+				c->gather = false;
+				c->delay_us = (int) Min((double) wp_commit_delay_max_us, f / 4);
+				c->siblings = 1;
+				break;
+			case 2:
+				c->gather = false;
+				c->delay_us = (int) Min((double) wp_commit_delay_max_us, f / 8);
+				c->siblings = 1;
+				break;
+			default:
+				return false;
+		}
+		if (c->delay_us > 0 && !choice_equal(c, &current))
+			return true;
+	}
+}
+
+static void
+start_trial(const WpChoice *c, bool recheck)
+{
+	char		cur[64];
+	char		cand[64];
+	char		evidence[256];
+
+	candidate = *c;
+	trial_window = 0;
+	trial_is_recheck = recheck;
+	memset(trial_commits, 0, sizeof(trial_commits));
+	memset(trial_hist, 0, sizeof(trial_hist));
+	state = WP_PS_TRIAL;
+	choice_text(&current, cur, sizeof(cur));
+	choice_text(c, cand, sizeof(cand));
+	snprintf(evidence, sizeof(evidence),
+			 "{\"flush_estimate_us\": %.0f, \"commits_per_s\": %.0f, \"commit_p50_us\": %.0f, \"pairs\": %d}",
+			 flush_estimate_us, level_commits, level_p50, WP_TRIAL_PAIRS);
+	trial_decision = wp_decision_log("commit_delay", cur, cand,
+									 recheck ? "re-check: trial against the configured setting" :
+									 "trial: flush-bound commits",
+									 evidence);
+}
+
+/* window w of a trial runs the candidate when this is true (ABBA) */
+static bool
+window_is_candidate(int w)
+{
+	int			pair = w / 2;
+	int			second = w % 2;
+
+	return (pair % 2 == 0) ? second == 1 : second == 0;
+}
+
+static double
+t_critical_95(int df)
+{
+	static const double t[] = {6.314, 2.920, 2.353, 2.132, 2.015, 1.943,
+	1.895, 1.860, 1.833, 1.812, 1.796, 1.782, 1.771, 1.761, 1.753};
+
+	return t[Min(Max(df, 1), 15) - 1];
+}
+
+/*
+ * finish_trial
+ *		Judge the candidate against the current setting.
+ */
+static void
+finish_trial(void)
+{
+	double		sum = 0,
+				sumsq = 0,
+				mean,
+				sd,
+				tstat,
+				gain;
+	double		p50[2],
+				p99[2],
+				commits[2] = {0, 0};
+	int			i;
+	bool		better_tps,
+				worse_tps,
+				better_latency,
+				p99_ok,
+				keep;
+	char		evidence[480];
+	char		outcome[160];
+
+	for (i = 0; i < WP_TRIAL_PAIRS; i++)
+	{
+		/* within pair i: a = current, b = candidate */
+		bool		cand_first = window_is_candidate(2 * i);
+		double		a = trial_commits[2 * i + (cand_first ? 1 : 0)];
+		double		b = trial_commits[2 * i + (cand_first ? 0 : 1)];
+		double		r = log((b + 1) / (a + 1));
+
+		sum += r;
+		sumsq += r * r;
+		commits[0] += a;
+		commits[1] += b;
+	}
+	mean = sum / WP_TRIAL_PAIRS;
+	sd = sqrt(Max(0.0, (sumsq - WP_TRIAL_PAIRS * mean * mean) / (WP_TRIAL_PAIRS - 1)));
+	tstat = sd > 0 ? mean / (sd / sqrt(WP_TRIAL_PAIRS)) : (mean > 0 ? 99 : (mean < 0 ? -99 : 0));
+	gain = exp(mean);
+	for (i = 0; i < 2; i++)
+	{
+		p50[i] = hist_quantile(trial_hist[i], 0.50);
+		p99[i] = hist_quantile(trial_hist[i], 0.99);
+	}
+
+	better_tps = tstat >= t_critical_95(WP_TRIAL_PAIRS - 1) && gain >= WP_MIN_GAIN;
+	worse_tps = tstat <= -t_critical_95(WP_TRIAL_PAIRS - 1);
+	better_latency = !worse_tps && fabs(gain - 1.0) < 0.02 &&
+		p50[1] < p50[0] * 0.95;
+	p99_ok = p99[1] <= p99[0] * (1.0 + wp_max_latency_regression_pct / 100.0);
+	keep = (better_tps || better_latency) && p99_ok;
+
+	snprintf(evidence, sizeof(evidence),
+			 "{\"pairs\": %d, \"commits_ratio\": %.3f, \"t\": %.2f, \"t_crit\": %.3f, "
+			 "\"commits_current\": %.0f, \"commits_candidate\": %.0f, "
+			 "\"p50_us_current\": %.0f, \"p50_us_candidate\": %.0f, "
+			 "\"p99_us_current\": %.0f, \"p99_us_candidate\": %.0f}",
+			 WP_TRIAL_PAIRS, gain, tstat, t_critical_95(WP_TRIAL_PAIRS - 1),
+			 commits[0], commits[1], p50[0], p50[1], p99[0], p99[1]);
+
+	if (keep)
+	{
+		snprintf(outcome, sizeof(outcome), "kept: commits/s x%.2f (t=%.1f), p99 %.0f -> %.0f us",
+				 gain, tstat, p99[0], p99[1]);
+		wp_decision_set_outcome(trial_decision, outcome);
+		if (trial_is_recheck)
+		{
+			/* the candidate was the DBA's setting: it won, so go back */
+			fall_back("re-check: configured setting is better", true);
+			return;
+		}
+		change_to(&candidate, "trial won", evidence);
+	}
+	else
+	{
+		snprintf(outcome, sizeof(outcome), "rejected: commits/s x%.2f (t=%.1f), p99 %.0f -> %.0f us%s",
+				 gain, tstat, p99[0], p99[1], p99_ok ? "" : " (p99 regression)");
+		wp_decision_set_outcome(trial_decision, outcome);
+		apply_choice(&current);
+	}
+	level_commits = commits[keep ? 1 : 0] / WP_TRIAL_PAIRS;
+	level_p50 = p50[keep ? 1 : 0];
+	state = WP_PS_HOLD;
+	shift_streak = 0;
+	recheck_from = GetCurrentTimestamp();
+}
+
+/*
+ * trial_second
+ *		Account one finished second to its window and set up the next.
+ */
+static void
+trial_second(const WpSecondStats *s)
+{
+	int			arm = window_is_candidate(trial_window) ? 1 : 0;
+	int			i;
+
+	trial_commits[trial_window] = s->commits;
+	for (i = 0; i < WP_PL_BUCKETS; i++)
+		trial_hist[arm][i] += s->hist[i];
+	trial_window++;
+
+	if (trial_window >= 2 * WP_TRIAL_PAIRS)
+	{
+		finish_trial();
+		/* continue the search while candidates remain */
+		if (state == WP_PS_HOLD && !trial_is_recheck)
+		{
+			WpChoice	c;
+
+			if (next_candidate(&c))
+				start_trial(&c, false);
+		}
+		return;
+	}
+	apply_choice(window_is_candidate(trial_window) ? &candidate : &current);
+}
+
+/*
+ * flush_bound
+ *		Is this second's load one commit_delay can help?
+ */
+static bool
+flush_bound(const WpSecondStats *s, double p50)
+{
+	return s->commits >= WP_ENGAGE_MIN_COMMITS &&
+		p50 >= WP_ENGAGE_MIN_P50_US &&
+		pg_atomic_read_u32(&pilot->gather_group) >= 2;
+}
+
+static void controller_step(const WpSecondStats *s);
+
+/*
+ * controller_second
+ *		The controller's once-a-second step, then its state for the views.
+ */
+static void
+controller_second(const WpSecondStats *s)
+{
+	controller_step(s);
+	publish_state(state == WP_PS_IDLE ? "idle" :
+				  state == WP_PS_HOLD ? "hold" :
+				  trial_is_recheck ? "re-check" : "trial");
+}
+
+static void
+controller_step(const WpSecondStats *s)
+{
+	double		p50 = hist_quantile(s->hist, 0.5);
+	bool		tuning = wp_mode == WP_MODE_TUNE && wp_tune_commit_delay;
+	bool		pinned;
+
+	dba.gather = false;
+	dba.delay_us = wp_settings_configured(WP_KNOB_COMMIT_DELAY, &pinned);
+	dba.siblings = wp_settings_configured(WP_KNOB_COMMIT_SIBLINGS, NULL);
+	if (state == WP_PS_IDLE && !managing)
+		current = dba;
+
+	if (pg_atomic_exchange_u32(&pilot->revert_requested, 0))
+	{
+		fall_back("walpilot.revert() or DROP EXTENSION", true);
+		return;
+	}
+	if (!tuning || pinned)
+	{
+		if (managing || state != WP_PS_IDLE)
+			fall_back(pinned ? "commit_delay is set in the configuration" :
+					  "walpilot.mode or walpilot.tune_commit_delay turned tuning off",
+					  false);
+		return;
+	}
+
+	switch (state)
+	{
+		case WP_PS_IDLE:
+			engage_streak = flush_bound(s, p50) ? engage_streak + 1 : 0;
+			if (engage_streak >= WP_ENGAGE_SECONDS &&
+				recheck_due())
+			{
+				WpChoice	c;
+
+				/* with delay 0 a commit waits about 1.5 flushes */
+				flush_estimate_us = p50 / 1.5;
+				level_commits = s->commits;
+				level_p50 = p50;
+				search_step = 0;
+				if (next_candidate(&c))
+					start_trial(&c, false);
+			}
+			break;
+
+		case WP_PS_TRIAL:
+			trial_second(s);
+			break;
+
+		case WP_PS_HOLD:
+			if (s->commits < WP_ENGAGE_MIN_COMMITS)
+			{
+				if (++idle_streak >= WP_IDLE_FALLBACK_S)
+				{
+					idle_streak = 0;
+					if (managing)
+						fall_back("load is no longer flush-bound", false);
+					else
+						state = WP_PS_IDLE;
+				}
+				break;
+			}
+			idle_streak = 0;
+			if (level_commits > 0 &&
+				(s->commits > level_commits * WP_SHIFT_RATIO ||
+				 s->commits < level_commits / WP_SHIFT_RATIO ||
+				 (level_p50 > 0 && (p50 > level_p50 * WP_SHIFT_RATIO ||
+									p50 < level_p50 / WP_SHIFT_RATIO))))
+				shift_streak++;
+			else
+				shift_streak = 0;
+
+			if (shift_streak >= WP_SHIFT_SECONDS ||
+				recheck_due())
+			{
+				bool		shifted = shift_streak >= WP_SHIFT_SECONDS;
+
+				shift_streak = 0;
+				if (managing)
+				{
+					/* prove the choice still beats the DBA's setting */
+					start_trial(&dba, true);
+				}
+				else if (shifted || flush_bound(s, p50))
+				{
+					state = WP_PS_IDLE;
+					engage_streak = 0;
+					recheck_from = 0;
+				}
+				else
+					recheck_from = GetCurrentTimestamp();
+			}
+			break;
+	}
+}
+
+/*
+ * wp_pilot_tick
+ *		Worker tick: group size every 100 ms, controller every second.
+ */
+void
+wp_pilot_tick(TimestampTz now)
+{
+	WpSecondStats s;
+
+	if (now - last_group_update >= 100 * 1000)
+	{
+		update_group();
+		last_group_update = now;
+	}
+	if (!have_prev)
+	{
+		take_second(&s);
+		have_prev = true;
+		last_second = now;
+		wp_settings_note_configured();
+		return;
+	}
+	if (now - last_second < USECS_PER_SEC)
+		return;
+	last_second = now;
+	take_second(&s);
+	recent[recent_n % WP_RECENT] = s;
+	recent_n++;
+
+	/* in gather mode, keep the cap near what groups need to arrive */
+	if (pg_atomic_read_u32(&pilot->gather_on))
+	{
+		uint64		wakes = pg_atomic_exchange_u64(&pilot->gather_wakeups, 0);
+		uint64		span = pg_atomic_exchange_u64(&pilot->gather_span_sum_us, 0);
+		int			limit = current.gather ? current.delay_us : candidate.delay_us;
+
+		if (wakes > 10)
+		{
+			int			cap = (int) Min((double) limit,
+										Max(WP_GATHER_MIN_CAP_US,
+											2.0 * (double) span / (double) wakes));
+
+			pg_atomic_write_u32(&pilot->gather_cap_us, (uint32) cap);
+		}
+		elog(LOG, "gather: wakes %lu span %.0f cap %u group %u commits %.0f",
+			 (unsigned long) wakes, wakes ? (double) span / wakes : 0.0,
+			 pg_atomic_read_u32(&pilot->gather_cap_us),
+			 pg_atomic_read_u32(&pilot->gather_group), s.commits);
+	}
+
+	controller_second(&s);
+}
+
+/*
+ * wp_pilot_stop
+ *		Worker exit or mode off: put the DBA's settings back now.
+ */
+void
+wp_pilot_stop(const char *why)
+{
+	if (pilot == NULL)
+		return;
+	if (managing)
+		fall_back(why, false);
+	pg_atomic_write_u32(&pilot->gather_on, 0);
+}
+
+/*
+ * wp_pilot_worker_start
+ *		A (re)started worker knows nothing of earlier choices: whatever a
+ *		previous worker published is withdrawn first.
+ */
+void
+wp_pilot_worker_start(void)
+{
+	int32		targets[WP_NUM_KNOBS] = {0, 0};
+
+	pg_atomic_write_u32(&pilot->gather_on, 0);
+	wp_settings_publish(false, targets);
+	publish_state("idle");
+}
+
+/*
+ * wp_pilot_request_revert
+ *		SQL side (walpilot.revert(), DROP EXTENSION): put the DBA's
+ *		settings back at once and have the worker go idle.
+ */
+void
+wp_pilot_request_revert(void)
+{
+	int32		targets[WP_NUM_KNOBS] = {0, 0};
+
+	pg_atomic_write_u32(&pilot->gather_on, 0);
+	wp_settings_publish(false, targets);
+	pg_atomic_write_u32(&pilot->revert_requested, 1);
+}
+
+/*
+ * wp_pilot_describe
+ *		Copy the controller's state for walpilot.status.
+ */
+void
+wp_pilot_describe(char *st, char *cur, char *cand, size_t len)
+{
+	LWLockAcquire(wp_shared->lock, LW_SHARED);
+	strlcpy(st, pilot->state, len);
+	strlcpy(cur, pilot->current, len);
+	strlcpy(cand, pilot->candidate, len);
+	LWLockRelease(wp_shared->lock);
+}
+
+/*
+ * XXX: temporary transaction callback until commit timing lands; it will
+ * call the entry points above from commit_timing.c instead.
+ */
+#include "access/parallel.h"
+#include "access/transam.h"
+#include "access/xact.h"
+#include "access/xlog.h"
+
+static void
+wp_pilot_xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_PRE_COMMIT:
+			wp_pilot_before_commit(TransactionIdIsValid(GetTopTransactionIdIfAny()) &&
+								   XactLastRecEnd != 0 &&
+								   synchronous_commit > SYNCHRONOUS_COMMIT_OFF);
+			break;
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_ABORT:
+			wp_pilot_after_commit();
+			break;
+		default:
+			break;
+	}
+}
+
+void
+wp_pilot_register_xact_callback(void)
+{
+	RegisterXactCallback(wp_pilot_xact_callback, NULL);
 }

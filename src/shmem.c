@@ -56,6 +56,9 @@ wp_shmem_size(void)
 {
 	Size		size = MAXALIGN(sizeof(WpSharedState));
 
+	size = add_size(size, wp_settings_shmem_size());
+	size = add_size(size, wp_pilot_shmem_size());
+
 	return size;
 }
 
@@ -99,6 +102,8 @@ wp_shmem_startup(void)
 						   (uint32) wp_sample_interval_ms);
 		wp_shared->stats_reset_at = GetCurrentTimestamp();
 	}
+	wp_settings_shmem_init();
+	wp_pilot_shmem_init();
 
 	LWLockRelease(AddinShmemInitLock);
 }

@@ -18,6 +18,8 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "utils/builtins.h"
+#include "utils/guc_tables.h"
+#include "utils/jsonb.h"
 #include "utils/timestamp.h"
 
 #include "walpilot.h"
@@ -25,7 +27,7 @@
 PG_FUNCTION_INFO_V1(walpilot_status_data);
 PG_FUNCTION_INFO_V1(walpilot_reset);
 
-#define WP_STATUS_COLS	8
+#define WP_STATUS_COLS	11
 
 /*
  * walpilot_status_data
@@ -41,6 +43,9 @@ walpilot_status_data(PG_FUNCTION_ARGS)
 	TimestampTz started_at;
 	TimestampTz reset_at;
 	uint64		worker_starts;
+	char		pilot_state[64];
+	char		pilot_current[64];
+	char		pilot_candidate[64];
 	int			i = 0;
 
 	wp_require_shared_state();
@@ -76,6 +81,14 @@ walpilot_status_data(PG_FUNCTION_ARGS)
 	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&wp_shared->ticks));
 	values[i++] = TimestampTzGetDatum(reset_at);
 	values[i++] = CStringGetTextDatum(WALPILOT_VERSION);
+	wp_pilot_describe(pilot_state, pilot_current, pilot_candidate,
+					  sizeof(pilot_state));
+	values[i++] = CStringGetTextDatum(pilot_state);
+	values[i++] = CStringGetTextDatum(pilot_current);
+	if (pilot_candidate[0] != '\0')
+		values[i++] = CStringGetTextDatum(pilot_candidate);
+	else
+		nulls[i++] = true;
 	Assert(i == WP_STATUS_COLS);
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
@@ -91,4 +104,106 @@ walpilot_reset(PG_FUNCTION_ARGS)
 	wp_require_shared_state();
 	wp_reset_all();
 	PG_RETURN_TIMESTAMPTZ(GetCurrentTimestamp());
+}
+
+PG_FUNCTION_INFO_V1(walpilot_decisions_data);
+PG_FUNCTION_INFO_V1(walpilot_settings_data);
+PG_FUNCTION_INFO_V1(walpilot_revert);
+
+/*
+ * walpilot_decisions_data
+ *		Every decision still in the log, oldest first.
+ */
+Datum
+walpilot_decisions_data(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	WpDecision *d;
+	int			n,
+				i;
+
+	wp_require_shared_state();
+	wp_init_materialized_srf(fcinfo);
+	n = wp_decisions_copy(&d);
+
+	for (i = 0; i < n; i++)
+	{
+		Datum		values[8];
+		bool		nulls[8];
+
+		memset(nulls, 0, sizeof(nulls));
+		values[0] = Int64GetDatum((int64) d[i].id);
+		values[1] = TimestampTzGetDatum(d[i].decided_at);
+		values[2] = CStringGetTextDatum(d[i].setting);
+		values[3] = CStringGetTextDatum(d[i].old_value);
+		values[4] = CStringGetTextDatum(d[i].new_value);
+		values[5] = CStringGetTextDatum(d[i].reason);
+		values[6] = DirectFunctionCall1(jsonb_in, CStringGetDatum(d[i].evidence));
+		if (d[i].outcome[0] != '\0')
+			values[7] = CStringGetTextDatum(d[i].outcome);
+		else
+			nulls[7] = true;
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}
+
+/*
+ * walpilot_settings_data
+ *		Who owns each knob walpilot may manage, as seen from this session.
+ */
+Datum
+walpilot_settings_data(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	bool		managed;
+	int32		targets[WP_NUM_KNOBS];
+	int			k;
+
+	wp_require_shared_state();
+	wp_init_materialized_srf(fcinfo);
+
+	/* show this session as it will be at its next commit */
+	wp_settings_apply_in_backend();
+	if (!wp_settings_target(&managed, targets, NULL))
+		managed = false;
+
+	for (k = 0; k < WP_NUM_KNOBS; k++)
+	{
+		Datum		values[5];
+		bool		nulls[5];
+		GucSource	source = wp_settings_source(k);
+		bool		pinned;
+		int			configured = wp_settings_configured(k, &pinned);
+		const char *owner;
+
+		memset(nulls, 0, sizeof(nulls));
+		if (source > PGC_S_DYNAMIC_DEFAULT)
+			owner = "dba";
+		else if (managed && source == PGC_S_DYNAMIC_DEFAULT)
+			owner = "walpilot";
+		else
+			owner = "default";
+
+		values[0] = CStringGetTextDatum(wp_settings_knob_name(k));
+		values[1] = CStringGetTextDatum(psprintf("%d", configured));
+		values[2] = CStringGetTextDatum(psprintf("%d", wp_settings_current(k)));
+		values[3] = CStringGetTextDatum(GucSource_Names[source]);
+		values[4] = CStringGetTextDatum(owner);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}
+
+/*
+ * walpilot_revert
+ *		Put back every setting walpilot changed; the pilot waits
+ *		walpilot.tune_interval before it tries again.
+ */
+Datum
+walpilot_revert(PG_FUNCTION_ARGS)
+{
+	wp_require_shared_state();
+	wp_pilot_request_revert();
+	PG_RETURN_VOID();
 }

@@ -18,6 +18,9 @@
  */
 #include "postgres.h"
 
+#include "catalog/objectaccess.h"
+#include "catalog/pg_extension.h"
+#include "commands/extension.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "utils/guc.h"
@@ -121,7 +124,64 @@ define_gucs(void)
 							GUC_UNIT_S,
 							NULL, NULL, NULL);
 
+	DefineCustomBoolVariable("walpilot.tune_commit_delay",
+							 gettext_noop("Lets walpilot tune commit_delay and commit_siblings in tune mode."),
+							 NULL,
+							 &wp_tune_commit_delay,
+							 true,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("walpilot.commit_delay_max",
+							gettext_noop("Longest commit_delay walpilot may set."),
+							NULL,
+							&wp_commit_delay_max_us,
+							10000,
+							0, 100000,
+							PGC_SIGHUP,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("walpilot.max_latency_regression",
+							gettext_noop("Largest rise of p99 commit latency, in percent, a kept change may cause."),
+							NULL,
+							&wp_max_latency_regression_pct,
+							10,
+							0, 1000,
+							PGC_SIGHUP,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("walpilot.tune_interval",
+							gettext_noop("Time after which walpilot re-checks a tuned setting against the configured one."),
+							NULL,
+							&wp_tune_interval_s,
+							600,
+							10, 86400,
+							PGC_SIGHUP,
+							GUC_UNIT_S,
+							NULL, NULL, NULL);
+
 	MarkGUCPrefixReserved("walpilot");
+}
+
+static object_access_hook_type prev_object_access_hook = NULL;
+
+/*
+ * wp_object_access
+ *		DROP EXTENSION walpilot puts every setting walpilot manages back.
+ */
+static void
+wp_object_access(ObjectAccessType access, Oid classId, Oid objectId,
+				 int subId, void *arg)
+{
+	if (prev_object_access_hook)
+		prev_object_access_hook(access, classId, objectId, subId, arg);
+
+	if (access == OAT_DROP && classId == ExtensionRelationId &&
+		objectId == get_extension_oid("walpilot", true))
+		wp_pilot_request_revert();
 }
 
 /*
@@ -142,4 +202,8 @@ _PG_init(void)
 	define_gucs();
 	wp_shmem_install_hooks();
 	wp_worker_register();
+	wp_pilot_register_xact_callback();
+
+	prev_object_access_hook = object_access_hook;
+	object_access_hook = wp_object_access;
 }

@@ -20,6 +20,7 @@
 
 #include "port/atomics.h"
 #include "storage/lwlock.h"
+#include "utils/guc.h"
 #include "utils/timestamp.h"
 
 #include "compat.h"
@@ -71,9 +72,64 @@ extern void wp_shmem_install_hooks(void);
 extern void wp_require_shared_state(void);
 extern void wp_reset_all(void);
 
+/*---- settings.c ----*/
+
+/* Session knobs walpilot may manage, applied by every backend itself. */
+typedef enum WpKnob
+{
+	WP_KNOB_COMMIT_DELAY,
+	WP_KNOB_COMMIT_SIBLINGS,
+	WP_NUM_KNOBS
+} WpKnob;
+
+/* One row of walpilot.decisions. */
+typedef struct WpDecision
+{
+	uint64		id;
+	TimestampTz decided_at;
+	char		setting[32];
+	char		old_value[32];
+	char		new_value[32];
+	char		reason[160];
+	char		evidence[480];	/* a JSON object */
+	char		outcome[160];
+} WpDecision;
+
+extern Size wp_settings_shmem_size(void);
+extern void wp_settings_shmem_init(void);
+extern const char *wp_settings_knob_name(WpKnob knob);
+extern int	wp_settings_boot_value(WpKnob knob);
+extern int	wp_settings_current(WpKnob knob);
+extern GucSource wp_settings_source(WpKnob knob);
+extern void wp_settings_publish(bool managed, const int32 *targets);
+extern bool wp_settings_target(bool *managed, int32 *targets,
+							   uint32 *generation);
+extern void wp_settings_apply_in_backend(void);
+extern void wp_settings_note_configured(void);
+extern int	wp_settings_configured(WpKnob knob, bool *pinned);
+extern uint64 wp_decision_log(const char *setting, const char *old_value,
+							  const char *new_value, const char *reason,
+							  const char *evidence);
+extern void wp_decision_set_outcome(uint64 id, const char *outcome);
+extern int	wp_decisions_copy(WpDecision **out);
+
 /*---- pilot_commit_delay.c ----*/
+extern bool wp_tune_commit_delay;
+extern int	wp_commit_delay_max_us;
+extern int	wp_max_latency_regression_pct;
+extern int	wp_tune_interval_s;
+
+extern Size wp_pilot_shmem_size(void);
+extern void wp_pilot_shmem_init(void);
+extern void wp_pilot_define_gucs(void);
 extern void wp_pilot_before_commit(bool durable);
 extern void wp_pilot_after_commit(void);
+extern void wp_pilot_tick(TimestampTz now);
+extern void wp_pilot_stop(const char *why);
+extern void wp_pilot_worker_start(void);
+extern void wp_pilot_register_xact_callback(void);
+extern void wp_pilot_request_revert(void);
+extern void wp_pilot_describe(char *st, char *cur, char *cand, size_t len);
 
 /*---- worker.c ----*/
 extern void wp_worker_register(void);

@@ -71,6 +71,7 @@ wp_worker_register(void)
 static void
 worker_detach(int code, Datum arg)
 {
+	wp_pilot_stop("walpilot worker exiting");
 	pg_atomic_write_u32(&wp_shared->worker_pid, 0);
 	LWLockAcquire(wp_shared->lock, LW_EXCLUSIVE);
 	wp_shared->worker_started_at = 0;
@@ -97,6 +98,7 @@ static void
 worker_tick(TimestampTz now)
 {
 	pg_atomic_fetch_add_u64(&wp_shared->ticks, 1);
+	wp_pilot_tick(now);
 }
 
 /*
@@ -131,6 +133,7 @@ walpilot_worker_main(Datum main_arg)
 	LWLockRelease(wp_shared->lock);
 	pg_atomic_write_u32(&wp_shared->worker_pid, (uint32) MyProcPid);
 	publish_settings();
+	wp_pilot_worker_start();
 
 	pgstat_report_activity(STATE_RUNNING, "walpilot worker");
 	ereport(LOG,
@@ -150,6 +153,7 @@ walpilot_worker_main(Datum main_arg)
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 			publish_settings();
+			wp_settings_note_configured();
 		}
 
 		now = GetCurrentTimestamp();

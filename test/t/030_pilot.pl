@@ -1,0 +1,155 @@
+# The commit_delay pilot: on an emulated slow-flush disk under a
+# flush-bound load it tunes commit_delay with decision rows; DBA pins win;
+# revert(), mode = off and DROP EXTENSION put the configured value back; a
+# restart starts from the DBA's configuration; on fast storage it does
+# nothing.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use IPC::Run;
+
+my ($shim) = glob("$ENV{WALPILOT_SRC}/test/emulator/*.so");
+plan skip_all => 'storage emulator not built (make -C test/emulator)'
+  unless defined $shim && -f $shim;
+
+sub start_node
+{
+	my ($name, $storage) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init;
+	$node->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'walpilot'
+fsync = on
+walpilot.mode = 'tune'
+max_connections = 40
+});
+	{
+		local $ENV{LD_PRELOAD} = $shim;
+		local $ENV{WALPILOT_STORAGE} = $storage;
+		$node->start;
+	}
+	$node->safe_psql('postgres', q{
+CREATE EXTENSION walpilot;
+CREATE TABLE t (id bigserial, v int);
+});
+	return $node;
+}
+
+# an insert-only pgbench load in the background
+sub start_load
+{
+	my ($node, $clients, $seconds) = @_;
+	my $script = $node->basedir . '/insert.sql';
+	open my $fh, '>', $script or die;
+	print $fh "INSERT INTO t (v) VALUES (1);\n";
+	close $fh;
+	my ($out, $err);
+	my $h = IPC::Run::start(
+		[ 'pgbench', '-n', '-f', $script, '-c', $clients, '-j', 2,
+		  '-T', $seconds, '-h', $node->host, '-p', $node->port, 'postgres' ],
+		'>', \$out, '2>', \$err);
+	return $h;
+}
+
+# walpilot.settings applies the published target in the calling session
+# first, so it shows what SHOW commit_delay says from then on.
+my $effective = q{SELECT effective_value FROM walpilot.settings WHERE name = 'commit_delay'};
+
+# what SHOW says in a new session after its first commit (no view needed)
+my $show_after_commit = "SELECT 1 \\g /dev/null\nSHOW commit_delay";
+
+#
+# slow flush: the pilot engages
+#
+my $node = start_node('hdd', 'hdd');
+$node->safe_psql('postgres', 'CREATE ROLE pinned LOGIN SUPERUSER');
+$node->safe_psql('postgres', 'ALTER ROLE pinned SET commit_delay = 7');
+
+my $load = start_load($node, 8, 240);
+ok($node->poll_query_until('postgres',
+		q{SELECT count(*) > 0 FROM walpilot.decisions WHERE outcome LIKE 'kept%'}),
+	'a flush-bound load on slow storage gets a kept trial');
+my $decisions = $node->safe_psql('postgres',
+	q{SELECT count(*) FROM walpilot.decisions WHERE reason LIKE 'trial%' AND evidence ? 'commits_per_s'});
+cmp_ok($decisions, '>=', 1, 'trials are logged with their evidence');
+ok($node->poll_query_until('postgres', "SELECT ($effective)::int > 0"),
+	'sessions get a commit_delay above 0 without any file');
+is($node->safe_psql('postgres',
+		q{SELECT managed_by || '/' || source FROM walpilot.settings WHERE name = 'commit_delay'}),
+	'walpilot/default', 'settings shows walpilot owning commit_delay at default priority');
+my $show = $node->safe_psql('postgres', $show_after_commit);
+cmp_ok($show, '>', 0, 'SHOW commit_delay tells the pilot\'s value');
+like(slurp_file($node->data_dir . '/postgresql.auto.conf'), qr/^(?!.*commit_delay)/s,
+	'nothing written to postgresql.auto.conf');
+
+# DBA pins win: a session SET, and ALTER ROLE
+is($node->safe_psql('postgres',
+		"SET commit_delay = 3;\n$effective"),
+	'3', 'SET in a session wins over the pilot');
+is($node->safe_psql('postgres',
+		q{SET commit_delay = 3; SELECT managed_by FROM walpilot.settings WHERE name = 'commit_delay'}),
+	'dba', 'settings shows the session pin as the DBA\'s');
+is($node->safe_psql('postgres', $effective, extra_params => [ '-U', 'pinned' ]),
+	'7', 'ALTER ROLE ... SET commit_delay wins over the pilot');
+
+# revert() puts the configured value back everywhere
+$node->safe_psql('postgres', 'SELECT walpilot.revert()');
+ok($node->poll_query_until('postgres', "SELECT ($effective) = '0'"),
+	'revert() puts commit_delay back to the configured value');
+ok($node->poll_query_until('postgres',
+		q{SELECT count(*) > 0 FROM walpilot.decisions WHERE reason LIKE 'walpilot.revert()%'}),
+	'revert is a decision row');
+sleep 3;
+is($node->safe_psql('postgres', $effective), '0',
+	'the pilot does not re-engage right after revert()');
+$load->kill_kill;
+
+#
+# mode = off and DROP EXTENSION also revert; restart starts afresh
+#
+$node->append_conf('postgresql.conf', "walpilot.tune_interval = 10\n");
+$node->reload;
+$load = start_load($node, 8, 240);
+ok($node->poll_query_until('postgres', "SELECT ($effective)::int > 0"),
+	'after tune_interval the pilot tunes again');
+$node->append_conf('postgresql.conf', "walpilot.mode = 'observe'\n");
+$node->reload;
+ok($node->poll_query_until('postgres', "SELECT ($effective) = '0'"),
+	'mode = observe puts the configured value back');
+$node->append_conf('postgresql.conf', "walpilot.mode = 'tune'\n");
+$node->reload;
+ok($node->poll_query_until('postgres', "SELECT ($effective)::int > 0"),
+	'mode = tune tunes again');
+$node->safe_psql('postgres', 'DROP EXTENSION walpilot');
+my $dropped_show;
+foreach my $try (1 .. 30)
+{
+	$dropped_show = $node->safe_psql('postgres', $show_after_commit);
+	last if $dropped_show eq '0';
+	sleep 1;
+}
+is($dropped_show, '0', 'DROP EXTENSION puts the configured value back');
+$load->kill_kill;
+$node->safe_psql('postgres', 'CREATE EXTENSION walpilot');
+$node->restart;
+is($node->safe_psql('postgres', $effective), '0',
+	'after a restart sessions start from the configured value');
+is($node->safe_psql('postgres', q{SELECT count(*) FROM walpilot.decisions}), '0',
+	'decision log starts empty after a restart');
+$node->stop;
+
+#
+# fast storage: the pilot stays at the configured value
+#
+$node = start_node('ssd', 'ssd');
+$load = start_load($node, 8, 20);
+$load->finish;
+is($node->safe_psql('postgres', q{SELECT count(*) FROM walpilot.decisions}), '0',
+	'no trial on fast storage');
+is($node->safe_psql('postgres', $effective), '0',
+	'commit_delay stays at the configured value on fast storage');
+$node->stop;
+
+done_testing();
