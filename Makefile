@@ -9,7 +9,10 @@ OBJS = \
 	src/shmem.o \
 	src/worker.o \
 	src/sqlfuncs.o \
-	src/pilot_commit_delay.o
+	src/pilot_commit_delay.o \
+	src/probe.o \
+	src/checkpoints.o \
+	src/commit_window_stub.o
 
 EXTENSION = walpilot
 DATA = $(wildcard sql/walpilot--*.sql)
@@ -18,7 +21,7 @@ PGFILEDESC = "walpilot - WAL commit path observer and tuner"
 PG_CPPFLAGS = -I$(srcdir)/src
 
 # pg_regress: its own temporary, preloaded instance.
-REGRESS = setup status guc privileges cleanup
+REGRESS = setup status guc privileges storage cleanup
 REGRESS_OPTS = --temp-instance=./tmp_check \
 	--temp-config=$(srcdir)/test/regress.conf --port=54329
 

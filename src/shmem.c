@@ -56,6 +56,9 @@ wp_shmem_size(void)
 {
 	Size		size = MAXALIGN(sizeof(WpSharedState));
 
+	size = add_size(size, wp_probe_shmem_size());
+	size = add_size(size, wp_checkpoints_shmem_size());
+
 	return size;
 }
 
@@ -99,6 +102,8 @@ wp_shmem_startup(void)
 						   (uint32) wp_sample_interval_ms);
 		wp_shared->stats_reset_at = GetCurrentTimestamp();
 	}
+	wp_probe_shmem_init();
+	wp_checkpoints_shmem_init();
 
 	LWLockRelease(AddinShmemInitLock);
 }

@@ -97,6 +97,8 @@ static void
 worker_tick(TimestampTz now)
 {
 	pg_atomic_fetch_add_u64(&wp_shared->ticks, 1);
+	wp_checkpoints_worker_tick(now);
+	wp_probe_worker_tick(now);
 }
 
 /*
