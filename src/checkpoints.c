@@ -86,6 +86,7 @@ typedef struct WpCheckpoint
 	TimestampTz started_at;
 	TimestampTz finished_at;	/* 0 while running */
 	char		reason[20];
+	bool		reason_final;	/* poll records: reason settled */
 	XLogRecPtr	redo;
 	XLogRecPtr	prev_redo;		/* InvalidXLogRecPtr when unknown */
 	int64		buffers_written;	/* -1 unknown */
@@ -439,8 +440,23 @@ poll_end(TimestampTz now)
 			c->buffers_written = buffers - c->start_buffers;
 			c->write_ms = (double) (write_ms - c->start_write_ms);
 			c->sync_ms = (double) (sync_ms - c->start_sync_ms);
-			if (timed > c->start_timed && requested == c->start_requested)
-				strlcpy(c->reason, "time", sizeof(c->reason));
+
+			/*
+			 * The counters grow when the checkpointer decides to checkpoint
+			 * (also for timed checkpoints it then skips as idle) and reach
+			 * the shared stats a little after the end: settle the reason at
+			 * the first visible change and keep it.
+			 */
+			if (!c->reason_final)
+			{
+				if (requested > c->start_requested)
+					c->reason_final = true;
+				else if (timed > c->start_timed)
+				{
+					strlcpy(c->reason, "time", sizeof(c->reason));
+					c->reason_final = true;
+				}
+			}
 		}
 	}
 	SpinLockRelease(&wp_ckpt->mutex);
