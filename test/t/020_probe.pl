@@ -114,6 +114,18 @@ like($err, qr/could not create walpilot probe file "\Q$real\E\/walpilot_probe\.\
 is(leftovers(), 0, 'read-only WAL directory: no file left');
 is($node->safe_psql('postgres', 'SELECT 1'), '1', 'server still up after the error');
 
+# ---- periodic probing by the worker (walpilot.probe_interval) ----
+$node->append_conf('postgresql.conf', "walpilot.probe_interval = 10\n");
+$node->reload;
+ok($node->poll_query_until('postgres', q{
+	SELECT count(*) = 1 FROM walpilot.storage
+	 WHERE kind = 'periodic_probe' AND method = current_setting('wal_sync_method')
+	   AND writes = 1 AND samples > 0 AND us_p50 > 0}),
+	'the worker probes the configured wal_sync_method periodically');
+is(leftovers(), 0, 'no probe file left by the periodic probe');
+$node->append_conf('postgresql.conf', "walpilot.probe_interval = 0\n");
+$node->reload;
+
 # ---- fsync = off: reported, not probed ----
 $node->append_conf('postgresql.conf', "fsync = off\n");
 $node->reload;

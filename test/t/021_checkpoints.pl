@@ -121,5 +121,15 @@ cmp_ok(nrows('true'), '>=', $n0 + 1, 'records survive a worker restart');
 unlike(slurp_file($node->logfile), qr/PANIC|server process .* was terminated by signal/,
 	'no crash');
 
+# ---- crash recovery ends with an end-of-recovery checkpoint ----
+$node->append_conf('postgresql.conf', "log_checkpoints = on\n");
+write_rows(1000);
+$node->stop('immediate');
+$node->start;
+ok($node->poll_query_until('postgres', q{
+	SELECT count(*) = 1 FROM walpilot.checkpoints
+	 WHERE reason = 'end-of-recovery' AND finished_at IS NOT NULL}),
+	'the end-of-recovery checkpoint after a crash is labelled end-of-recovery');
+
 $node->stop;
 done_testing();
