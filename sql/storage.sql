@@ -59,3 +59,11 @@ ALTER SYSTEM SET walpilot.probe_interval = 5;
 ALTER SYSTEM SET walpilot.probe_interval = -1;
 ALTER SYSTEM SET walpilot.probe_interval = '1min';
 ALTER SYSTEM RESET walpilot.probe_interval;
+-- without pg_monitor nothing is readable
+CREATE ROLE regress_wp_storage_plain LOGIN;
+SET ROLE regress_wp_storage_plain;
+SELECT count(*) FROM walpilot.storage;
+SELECT count(*) FROM walpilot.checkpoints;
+SELECT * FROM walpilot.storage_data();
+RESET ROLE;
+DROP ROLE regress_wp_storage_plain;

@@ -21,6 +21,8 @@
  *   checkpoints from other requested ones: its reason is "time" or
  *   "requested".
  *
+ * With walpilot.mode = off neither detector records anything.
+ *
  * Commit columns (commits, commit latency during and outside the
  * checkpoint, stall seconds) come from the per-second commit data behind
  * walpilot.h's wp_commit_window()/wp_commit_seconds_between(); the worker
@@ -241,7 +243,7 @@ newest_record(void)
 static void
 wp_emit_log_hook(ErrorData *edata)
 {
-	if (wp_ckpt != NULL && edata->elevel == LOG &&
+	if (wp_ckpt != NULL && wp_mode != WP_MODE_OFF && edata->elevel == LOG &&
 		edata->message_id != NULL && edata->message_id[0] == 'c' &&
 		edata->message != NULL)
 	{
@@ -572,6 +574,14 @@ wp_checkpoints_worker_tick(TimestampTz now)
 {
 	if (wp_ckpt == NULL)
 		return;
+	if (wp_mode == WP_MODE_OFF)
+	{
+		/* record nothing, but do not mistake later for a new start */
+		if (worker_seen_redo != InvalidXLogRecPtr)
+			worker_seen_redo = GetRedoRecPtr();
+		redo_moved_at = 0;
+		return;
+	}
 	poll_redo(now);
 	if (now < next_slow_poll)
 		return;

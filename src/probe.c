@@ -25,6 +25,9 @@
  * starts, one sleep per tick so that it never stalls the worker for long;
  * walpilot.probe() also runs it in the calling backend.
  *
+ * With walpilot.mode = off the worker neither probes nor estimates;
+ * walpilot.probe() still works when called.
+ *
  * The flush-latency estimate (one WAL flush, in microseconds) is kept by
  * the worker from the best source available: the commit timing of flush
  * leaders (commit-timing instrument), pg_stat_wal sync time per sync when
@@ -1164,6 +1167,13 @@ wp_probe_worker_tick(TimestampTz now)
 
 	if (wp_storage == NULL)
 		return;
+	if (wp_mode == WP_MODE_OFF)
+	{
+		/* no probing; start a fresh estimate window when back on */
+		have_prev_wal = false;
+		next_periodic_at = 0;
+		return;
+	}
 
 	if (sleep_next < 0)
 		sleep_next = 0;
