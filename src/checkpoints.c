@@ -511,6 +511,8 @@ fill_commit_columns(TimestampTz now)
 										WP_CKPT_COMMIT_DELAY_MS))
 			continue;
 
+		memset(&during, 0, sizeof(during));
+		memset(&outside, 0, sizeof(outside));
 		base_from = snap.started_at - WP_CKPT_BASELINE_S * USECS_PER_SEC;
 		have_during = wp_commit_window(snap.started_at, snap.finished_at,
 									   &during);

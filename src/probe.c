@@ -371,6 +371,7 @@ probe_release(void)
 	}
 	if (probe_owned && wp_storage != NULL)
 	{
+		pgstat_report_wait_end();
 		pg_atomic_write_u32(&wp_storage->probe_owner, 0);
 		probe_owned = false;
 	}
@@ -411,6 +412,8 @@ probe_acquire(const char *wal_dir)
 				 errdetail("Process %u is probing the WAL directory.",
 						   expected)));
 	probe_owned = true;
+	/* the sampler sees the probe as Extension, not as WAL I/O */
+	pgstat_report_wait_start(PG_WAIT_EXTENSION);
 	snprintf(probe_path, MAXPGPATH, "%s/%s.%d",
 			 wal_dir, WP_PROBE_FILE_PREFIX, MyProcPid);
 }
