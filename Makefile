@@ -10,7 +10,10 @@ OBJS = \
 	src/worker.o \
 	src/sqlfuncs.o \
 	src/pilot_commit_delay.o \
-	src/settings.o
+	src/settings.o \
+	src/probe.o \
+	src/checkpoints.o \
+	src/commit_window_stub.o
 
 EXTENSION = walpilot
 DATA = $(wildcard sql/walpilot--*.sql)
@@ -19,7 +22,7 @@ PGFILEDESC = "walpilot - WAL commit path observer and tuner"
 PG_CPPFLAGS = -I$(srcdir)/src
 
 # pg_regress: its own temporary, preloaded instance.
-REGRESS = setup status guc privileges cleanup
+REGRESS = setup status guc privileges storage cleanup
 REGRESS_OPTS = --temp-instance=./tmp_check \
 	--temp-config=$(srcdir)/test/regress.conf --port=54329
 

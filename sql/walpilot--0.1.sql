@@ -77,6 +77,77 @@ COMMENT ON VIEW walpilot.settings IS
     'configured and effective values of the settings walpilot may manage, and who owns them';
 
 --
+-- storage: probe results, sleep overshoot, flush-latency estimate
+--
+CREATE FUNCTION walpilot.probe(
+    seconds float8 DEFAULT 2,
+    methods text[] DEFAULT NULL)
+RETURNS TABLE(
+    method text,
+    writes integer,
+    op_us_mean float8,
+    op_us_p50 float8,
+    op_us_p99 float8,
+    ops_per_sec float8,
+    wal_dir text,
+    note text)
+AS 'MODULE_PATHNAME', 'walpilot_probe'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION walpilot.probe(float8, text[]) IS
+    'measure write+sync of each wal_sync_method (NULL = all) at 1 and 2 XLOG_BLCKSZ writes per sync in the real WAL directory, as the server opens and syncs WAL; then the sleep overshoot';
+
+CREATE FUNCTION walpilot.storage_data(
+    OUT kind text,
+    OUT method text,
+    OUT writes integer,
+    OUT requested_us integer,
+    OUT samples bigint,
+    OUT us_mean float8,
+    OUT us_p50 float8,
+    OUT us_p99 float8,
+    OUT ops_per_sec float8,
+    OUT measured_at timestamptz,
+    OUT wal_dir text,
+    OUT note text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'walpilot_storage_data'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+CREATE VIEW walpilot.storage AS
+    SELECT * FROM walpilot.storage_data();
+
+COMMENT ON VIEW walpilot.storage IS
+    'WAL storage: the current flush-latency estimate and its source, the last probe rows, and pg_usleep overshoot per requested delay';
+
+--
+-- checkpoints: the last checkpoints with their phases and effect on commits
+--
+CREATE FUNCTION walpilot.checkpoints_data(
+    OUT started_at timestamptz,
+    OUT finished_at timestamptz,
+    OUT reason text,
+    OUT buffers_written bigint,
+    OUT write_ms float8,
+    OUT sync_ms float8,
+    OUT wal_bytes bigint,
+    OUT flush_after_kb integer,
+    OUT commits bigint,
+    OUT commit_p50_us_during float8,
+    OUT commit_p99_us_during float8,
+    OUT commit_p99_us_outside float8,
+    OUT stall_seconds integer)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'walpilot_checkpoints_data'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+CREATE VIEW walpilot.checkpoints AS
+    SELECT * FROM walpilot.checkpoints_data();
+
+COMMENT ON VIEW walpilot.checkpoints IS
+    'the last 64 checkpoints: start, end, reason, buffers, write and sync phase times, WAL distance, checkpoint_flush_after, and foreground commits during vs outside';
+
+--
 -- actions (superuser only)
 --
 CREATE FUNCTION walpilot.revert()
@@ -106,3 +177,7 @@ GRANT EXECUTE ON FUNCTION walpilot.decisions_data() TO pg_monitor;
 GRANT SELECT ON walpilot.decisions TO pg_monitor;
 GRANT EXECUTE ON FUNCTION walpilot.settings_data() TO pg_monitor;
 GRANT SELECT ON walpilot.settings TO pg_monitor;
+GRANT EXECUTE ON FUNCTION walpilot.storage_data() TO pg_monitor;
+GRANT SELECT ON walpilot.storage TO pg_monitor;
+GRANT EXECUTE ON FUNCTION walpilot.checkpoints_data() TO pg_monitor;
+GRANT SELECT ON walpilot.checkpoints TO pg_monitor;

@@ -58,6 +58,8 @@ wp_shmem_size(void)
 
 	size = add_size(size, wp_settings_shmem_size());
 	size = add_size(size, wp_pilot_shmem_size());
+	size = add_size(size, wp_probe_shmem_size());
+	size = add_size(size, wp_checkpoints_shmem_size());
 
 	return size;
 }
@@ -104,6 +106,8 @@ wp_shmem_startup(void)
 	}
 	wp_settings_shmem_init();
 	wp_pilot_shmem_init();
+	wp_probe_shmem_init();
+	wp_checkpoints_shmem_init();
 
 	LWLockRelease(AddinShmemInitLock);
 }

@@ -80,6 +80,22 @@ check_database(char **newval, void **extra, GucSource source)
 	return true;
 }
 
+/*
+ * check_probe_interval
+ *		walpilot.probe_interval is 0 (off) or at least 10 s: the periodic
+ *		probe adds flushes to the WAL device and must stay low-duty.
+ */
+static bool
+check_probe_interval(int *newval, void **extra, GucSource source)
+{
+	if (*newval != 0 && *newval < 10)
+	{
+		GUC_check_errdetail("The periodic probe interval must be 0 (off) or at least 10 seconds.");
+		return false;
+	}
+	return true;
+}
+
 static void
 define_gucs(void)
 {
@@ -162,6 +178,15 @@ define_gucs(void)
 							PGC_SIGHUP,
 							GUC_UNIT_S,
 							NULL, NULL, NULL);
+	DefineCustomIntVariable("walpilot.probe_interval",
+							gettext_noop("Seconds between two short probes of the configured wal_sync_method by the worker; 0 turns periodic probing off."),
+							NULL,
+							&wp_probe_interval_s,
+							0,
+							0, 86400,
+							PGC_SIGHUP,
+							GUC_UNIT_S,
+							check_probe_interval, NULL, NULL);
 
 	MarkGUCPrefixReserved("walpilot");
 }
@@ -201,6 +226,7 @@ _PG_init(void)
 
 	define_gucs();
 	wp_shmem_install_hooks();
+	wp_checkpoints_install_hooks();
 	wp_worker_register();
 	wp_pilot_register_xact_callback();
 

@@ -131,6 +131,59 @@ extern void wp_pilot_register_xact_callback(void);
 extern void wp_pilot_request_revert(void);
 extern void wp_pilot_describe(char *st, char *cur, char *cand, size_t len);
 
+/*---- probe.c: storage probe, sleep probe and flush-latency estimate ----*/
+extern int	wp_probe_interval_s;
+
+extern Size wp_probe_shmem_size(void);
+extern void wp_probe_shmem_init(void);
+extern void wp_probe_worker_tick(TimestampTz now);
+extern bool wp_probe_sleep_overshoot_us(int requested_us, double *p50_us,
+										double *p99_us);
+extern bool wp_probe_flush_estimate_us(double *us, char *source,
+									   int source_len);
+
+/*---- checkpoints.c: checkpoint detection and records ----*/
+extern Size wp_checkpoints_shmem_size(void);
+extern void wp_checkpoints_shmem_init(void);
+extern void wp_checkpoints_install_hooks(void);
+extern void wp_checkpoints_worker_tick(TimestampTz now);
+
+/*
+ * Per-second commit data, owned by the commit-timing/timeline instrument.
+ *
+ * The checkpoint records (commits and commit latency during a checkpoint,
+ * stall seconds) and the "flush leader" flush-latency estimate read the
+ * per-second timeline only through these two functions.  Each returns
+ * false (or -1) when the data is unknown: not collected, not yet
+ * complete, or already rotated out of the history; the caller then shows
+ * NULL.  Both may be called from the worker only, outside any lock of
+ * walpilot's.
+ *
+ * wp_commit_window: durable commits whose commit finished in [from, to),
+ * and the p50/p99 of their commit latency in microseconds.
+ *
+ * wp_commit_seconds_between: durable commits per whole second for the
+ * seconds from "from" (rounded down) up to "to" (exclusive), one count per
+ * second into counts[0 .. max_seconds); returns the number of seconds
+ * filled, or -1 when unknown.
+ *
+ * wp_commit_flush_leader_us: the current estimate of one WAL flush as the
+ * flush leaders' commits see it (p50, microseconds) and how many flushes
+ * it rests on.
+ */
+typedef struct WpCommitWindow
+{
+	uint64		commits;
+	double		p50_us;
+	double		p99_us;
+} WpCommitWindow;
+
+extern bool wp_commit_window(TimestampTz from, TimestampTz to,
+							 WpCommitWindow *out);
+extern int	wp_commit_seconds_between(TimestampTz from, TimestampTz to,
+									  uint64 *counts, int max_seconds);
+extern bool wp_commit_flush_leader_us(double *p50_us, uint64 *flushes);
+
 /*---- worker.c ----*/
 extern void wp_worker_register(void);
 extern PGDLLEXPORT void walpilot_worker_main(Datum main_arg);
