@@ -17,7 +17,7 @@ main(int argc, char **argv)
 
 	if (argc < 2)
 	{
-		fprintf(stderr, "usage: %s SHM_NAME|PATH [--unlink]\n", argv[0]);
+		fprintf(stderr, "usage: %s SHM_NAME|PATH [--unlink|--reset-max]\n", argv[0]);
 		return 2;
 	}
 	if (argv[1][0] == '/')
@@ -26,6 +26,16 @@ main(int argc, char **argv)
 		snprintf(path, sizeof(path), "/dev/shm/%s", argv[1]);
 	if (argc > 2 && strcmp(argv[2], "--unlink") == 0)
 		return unlink(path) == 0 ? 0 : 1;
+	if (argc > 2 && strcmp(argv[2], "--reset-max") == 0)
+	{
+		fd = open(path, O_RDWR);
+		if (fd < 0) { perror(path); return 1; }
+		s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (s == MAP_FAILED || s->magic != EMU_MAGIC) { fprintf(stderr, "%s: not an emulator segment\n", path); return 1; }
+		atomic_store(&s->wal_flush_max_ns, 0);
+		atomic_store(&s->data_flush_max_ns, 0);
+		return 0;
+	}
 	fd = open(path, O_RDONLY);
 	if (fd < 0)
 	{
