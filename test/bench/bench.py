@@ -478,7 +478,7 @@ def do_run(ctx, cfg, wl, clients, rep, order):
             "mb_bgwb": round(d["bytes_writeback_bg"] / 1e6, 2),
             "device_util_pct": round(100.0 * d["device_busy_ns"] / 1e9 / max(0.001, t_wall1 - t_wall0), 1),
         })
-    ev = server_events(cl, t0 - 1, t_wall1 + 1, sc.events_regex)
+    ev = server_events(cl, t0, t_wall1 + 1, sc.events_regex)
     ckpt = [e for e in ev if "checkpoint complete" in e[1]]
     row["checkpoints"] = len(ckpt)
     bufs = [int(x) for _, e in ckpt for x in re.findall(r"wrote (\d+) buffers", e)]
