@@ -436,6 +436,7 @@ def do_run(ctx, cfg, wl, clients, rep, order):
     emu1 = read_emu(cl.shm)
     if p.returncode != 0:
         log(f"    pgbench failed: {p.stderr[-500:]}")
+        ctx.ok = False
     out = p.stdout
     m = re.search(r"tps = ([\d.]+) \(without initial", out)
     tps = float(m.group(1)) if m else float("nan")
@@ -526,7 +527,25 @@ def cluster_key(cfg):
     return json.dumps([sorted(cfg.env.items()), restart_conf, cfg.setup_sql])
 
 
+def scenario_from_json(path, opts):
+    """A scenario as data: {"name", "configs": [{"name", "conf", "env", "setup_sql", "group",
+    "baseline"}], "workloads": [{"name", "args", "script", "conf", "rate", "latency_limit_ms"}],
+    "clients", "reps", "duration", "scale", "base_conf", "quick": {overrides}}"""
+    with open(path) as f:
+        d = json.load(f)
+    if opts.quick:
+        d.update(d.get("quick", {}))
+    configs = [Config(**{k: v for k, v in c.items() if k in Config.__dataclass_fields__}) for c in d["configs"]]
+    wls = [Workload(**{k: v for k, v in w.items() if k in Workload.__dataclass_fields__}) for w in d["workloads"]]
+    kw = {k: d[k] for k in ("reps", "duration", "scale", "base_conf", "checkpoint_before_run", "events_regex",
+                             "plot_events", "cpu_regex", "notes") if k in d}
+    return Scenario(name=d.get("name", os.path.basename(path)[:-5]), configs=configs, workloads=wls,
+                    clients=d.get("clients", [8]), **kw)
+
+
 def load_scenario(name, opts):
+    if name.endswith(".json"):
+        return scenario_from_json(name, opts)
     path = name if name.endswith(".py") else os.path.join(HERE, "scenarios", name.replace("-", "_") + ".py")
     if not os.path.exists(path):
         avail = sorted(f[:-3].replace("_", "-") for f in os.listdir(os.path.join(HERE, "scenarios"))
@@ -624,6 +643,7 @@ def plot(ctx, rows):
         name = f"{g or sc.name}_{w}_c{n}".replace("/", "_")
         gp = [f"set terminal pngcairo size 1100,{700 if not sc.plot_events else 350 + 170 * len(pick)} font ',9'",
               f"set output '{os.path.join(pdir, name + '.png')}'",
+              "set termoption noenhanced",
               "set datafile separator ','", "set key outside right", "set grid"]
         if not sc.plot_events:
             gp += ["set multiplot layout 2,1 title '" + f"{sc.name}: {g} {w} clients={n} (median repetition)" + "'",
@@ -654,6 +674,37 @@ def plot(ctx, rows):
         subprocess.run(["gnuplot"], input="\n".join(gp), text=True, capture_output=True)
 
 
+def _num(v):
+    try:
+        f = float(v)
+        return int(f) if f.is_integer() and "." not in v else f
+    except (TypeError, ValueError):
+        return v
+
+
+def reanalyze(sc, opts):
+    ctx = Ctx()
+    ctx.scenario = sc
+    ctx.out = opts.reanalyze.rstrip("/")
+    with open(os.path.join(ctx.out, "runs.csv")) as f:
+        rows = [{k: (_num(v) if k not in ("config", "group", "workload", "series", "meta", "scenario", "run")
+                     else v) for k, v in r.items()} for r in csv.DictReader(f)]
+    for r in rows:
+        r["tps"] = float(r["tps"])
+    summ, text = summarize(ctx, rows)
+    write_csv(os.path.join(ctx.out, "summary.csv"), summ)
+    reps = len({r["rep"] for r in rows})
+    report = [f"# {sc.name}: {reps} reps (re-analysed from {ctx.out}/runs.csv)", sc.notes, text]
+    if sc.analyze:
+        report.append(sc.analyze(ctx, rows, summ))
+    report = "\n".join(report)
+    with open(os.path.join(ctx.out, "report.txt"), "w") as f:
+        f.write(report + "\n")
+    print(report)
+    plot(ctx, rows)
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("scenario")
@@ -668,6 +719,8 @@ def main():
     ap.add_argument("--jobs", type=int, default=2, help="pgbench -j upper bound")
     ap.add_argument("--out", help="results directory (default test/bench/results/SCENARIO-TIMESTAMP)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--reanalyze", metavar="DIR", help="rebuild report/plots of a results directory from runs.csv")
+    ap.add_argument("--strict", action="store_true", help="exit 1 if an acceptance check FAILs")
     opts = ap.parse_args()
     opts.options = dict(kv.split("=", 1) for kv in opts.set)
 
@@ -684,6 +737,9 @@ def main():
         keep = opts.workloads.split(",")
         sc.workloads = [w for w in sc.workloads if w.name in keep]
 
+    if opts.reanalyze:
+        return reanalyze(sc, opts)
+
     if not os.path.exists(SHIM) or not os.path.exists(EMU_STAT):
         log("building the storage emulator (make -C test/emulator)")
         subprocess.run(["make", "-s", "-C", EMU_DIR], check=True)
@@ -692,6 +748,7 @@ def main():
     ctx.scenario = sc
     ctx.jobs = opts.jobs
     ctx.nrun = 0
+    ctx.ok = True
     ctx.free_port = free_port_factory()
     stamp = time.strftime("%Y%m%d-%H%M%S")
     ctx.out = opts.out or os.path.join(HERE, "results", f"{sc.name}{'-quick' if opts.quick else ''}-{stamp}")
@@ -815,6 +872,8 @@ def main():
     except OSError:
         pass
     log(f"\nresults: {ctx.out}/ (runs.csv, summary.csv, report.txt, series/, plots/)")
+    if opts.strict and "-> FAIL" in report:
+        ctx.ok = False
     return 0 if getattr(ctx, "ok", True) else 1
 
 
