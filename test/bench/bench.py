@@ -647,18 +647,19 @@ def plot(ctx, rows):
               "set datafile separator ','", "set key outside right", "set grid"]
         if not sc.plot_events:
             gp += ["set multiplot layout 2,1 title '" + f"{sc.name}: {g} {w} clients={n} (median repetition)" + "'",
-                   "set ylabel 'tps'"]
+                   "set ylabel 'tps'", "set yrange [0:*]"]
             gp.append("plot " + ", ".join(
                 f"'{os.path.join(ctx.out, 'series', s + '.csv')}' using 1:2 skip 1 with lines title '{c}'"
                 for c, s in pick.items()))
-            gp += ["set ylabel 'p99 latency (ms)'", "set xlabel 'second'", "set logscale y"]
+            gp += ["set ylabel 'p99 latency (ms)'", "set xlabel 'second'", "set logscale y", "set yrange [*:*]"]
             gp.append("plot " + ", ".join(
                 f"'{os.path.join(ctx.out, 'series', s + '.csv')}' using 1:4 skip 1 with lines title '{c}'"
                 for c, s in pick.items()))
         else:
             gp += [f"set multiplot layout {len(pick)},1 title '{sc.name}: {g} {w} clients={n}"
                    " (tps left, p99 ms right/log; checkpoint/walpilot events marked)'",
-                   "set ytics nomirror", "set y2tics", "set logscale y2", "set y2label 'p99 ms'", "set ylabel 'tps'"]
+                   "set ytics nomirror", "set y2tics", "set logscale y2", "set y2label 'p99 ms'", "set ylabel 'tps'",
+                   "set yrange [0:*]"]
             for c, s in pick.items():
                 gp.append("unset arrow; unset label")
                 evf = os.path.join(ctx.out, "series", s + ".events")

@@ -31,7 +31,7 @@ main(int argc, char **argv)
 		fd = open(path, O_RDWR);
 		if (fd < 0) { perror(path); return 1; }
 		s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-		if (s == MAP_FAILED || s->magic != EMU_MAGIC) { fprintf(stderr, "%s: not an emulator segment\n", path); return 1; }
+		if (s == MAP_FAILED || (s->magic != EMU_MAGIC && s->magic != EMU_MAGIC_V3)) { fprintf(stderr, "%s: not an emulator segment\n", path); return 1; }
 		atomic_store(&s->wal_flush_max_ns, 0);
 		atomic_store(&s->data_flush_max_ns, 0);
 		return 0;
@@ -43,7 +43,7 @@ main(int argc, char **argv)
 		return 1;
 	}
 	s = mmap(NULL, sizeof(*s), PROT_READ, MAP_SHARED, fd, 0);
-	if (s == MAP_FAILED || s->magic != EMU_MAGIC)
+	if (s == MAP_FAILED || (s->magic != EMU_MAGIC && s->magic != EMU_MAGIC_V3))
 	{
 		fprintf(stderr, "%s: not an emulator segment\n", path);
 		return 1;

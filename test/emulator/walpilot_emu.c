@@ -74,6 +74,7 @@ static int emu_on;              /* emulation active */
 static int64_t cfg_flush_ns;    /* fixed cost of a cache flush */
 static int64_t cfg_jitter_ns;   /* + uniform [0, jitter) */
 static double cfg_ns_per_byte;  /* 0 = infinite bandwidth */
+static double cfg_wal_ns_per_byte = -1;	/* pg_wal files; <0 = same as data */
 static int64_t cfg_expire_ns = 30LL * 1000000000;
 static int64_t cfg_wb_interval_ns = 5LL * 1000000000;
 static int64_t cfg_dirty_bg = 0;        /* bytes; 0 = off */
@@ -140,6 +141,7 @@ apply_kv(const char *k, const char *v)
 	if (!strcmp(k, "flush_us")) cfg_flush_ns = (int64_t) (x * 1000);
 	else if (!strcmp(k, "jitter_us")) cfg_jitter_ns = (int64_t) (x * 1000);
 	else if (!strcmp(k, "bw_mbps")) cfg_ns_per_byte = x > 0 ? 1e9 / (x * 1e6) : 0;
+	else if (!strcmp(k, "wal_bw_mbps")) cfg_wal_ns_per_byte = x > 0 ? 1e9 / (x * 1e6) : 0;
 	else if (!strcmp(k, "expire_ms")) cfg_expire_ns = (int64_t) (x * 1e6);
 	else if (!strcmp(k, "wb_interval_ms")) cfg_wb_interval_ns = (int64_t) (x * 1e6);
 	else if (!strcmp(k, "dirty_bg_mb")) cfg_dirty_bg = (int64_t) (x * 1e6);
@@ -253,7 +255,7 @@ setup_shm(void)
 			int i;
 			for (i = 0; i < 1000 && atomic_load(&s->magic) == EMU_INITIALIZING; i++)
 				usleep(100);
-			if (atomic_load(&s->magic) != EMU_MAGIC)
+			if (atomic_load(&s->magic) != EMU_MAGIC && atomic_load(&s->magic) != EMU_MAGIC_V3)
 			{
 				emu_log("shared file %s has a foreign layout; storage emulation disabled", path);
 				munmap(p, sizeof(struct emu_shared));
@@ -378,7 +380,10 @@ track_fd(int fd, const char *path, int flags)
 		info |= FDF_DIRECT;
 #endif
 	if (path && (strncmp(path, "pg_wal/", 7) == 0 || strstr(path, "/pg_wal/")))
+	{
 		info |= FDF_WAL;
+		shm->slots[s].is_wal = 1;
+	}
 	fdinfo[fd] = info;
 }
 
@@ -424,11 +429,15 @@ sleep_until(int64_t end)
 		prctl(PR_SET_TIMERSLACK, (unsigned long) old, 0, 0, 0);
 }
 
+/* transfer time; pg_wal files may have their own (sequential) bandwidth */
 static inline int64_t
-bytes_cost(int64_t bytes)
+bytes_cost_cls(int64_t bytes, int wal)
 {
+	if (wal && cfg_wal_ns_per_byte >= 0)
+		return (int64_t) (bytes * cfg_wal_ns_per_byte);
 	return (int64_t) (bytes * cfg_ns_per_byte);
 }
+#define bytes_cost(b) bytes_cost_cls((b), 0)
 
 static inline int64_t
 flush_cost(void)
@@ -503,7 +512,7 @@ background_writeback(int64_t now)
 		t = take_dirty(sl, 0);
 		if (t > 0)
 		{
-			dev_reserve(bytes_cost(t), now);
+			dev_reserve(bytes_cost_cls(t, sl->is_wal), now);
 			atomic_fetch_add(&shm->bytes_writeback_bg, t);
 			atomic_fetch_add(&shm->n_writeback_bg, 1);
 		}
@@ -524,7 +533,7 @@ after_write(int fd, uint32_t info, ssize_t n, int64_t now)
 	if (info & FDF_DSYNC)
 	{
 		/* synchronous write: one device request, flush + transfer */
-		int64_t end = dev_reserve(flush_cost() + bytes_cost(n), now);
+		int64_t end = dev_reserve(flush_cost() + bytes_cost_cls(n, info & FDF_WAL), now);
 		sleep_until(end);
 		atomic_fetch_add(&shm->n_dsync_writes, 1);
 		if (info & FDF_WAL)
@@ -539,7 +548,7 @@ after_write(int fd, uint32_t info, ssize_t n, int64_t now)
 	else if (info & FDF_DIRECT)
 	{
 		/* O_DIRECT: bypasses the cache, waits for the transfer only */
-		sleep_until(dev_reserve(bytes_cost(n), now));
+		sleep_until(dev_reserve(bytes_cost_cls(n, info & FDF_WAL), now));
 	}
 	else
 	{
@@ -577,7 +586,7 @@ do_sync(int fd, int data_only)
 	now = now_ns();
 	background_writeback(now);
 	bytes = take_dirty(&shm->slots[info & FDF_SLOT], 0);
-	end = dev_reserve(flush_cost() + bytes_cost(bytes), now);
+	end = dev_reserve(flush_cost() + bytes_cost_cls(bytes, info & FDF_WAL), now);
 	if (cfg_real_sync)
 		r = data_only ? real_fdatasync(fd) : real_fsync(fd);
 	else if (fcntl(fd, F_GETFD) < 0)
@@ -742,7 +751,7 @@ sync_file_range(int fd, off_t off, off_t nbytes, unsigned int flags)
 			t = take_dirty(&shm->slots[info & FDF_SLOT], nbytes > 0 ? (int64_t) nbytes : 0);
 			if (t > 0)
 			{
-				end = dev_reserve(bytes_cost(t), now);
+				end = dev_reserve(bytes_cost_cls(t, info & FDF_WAL), now);
 				atomic_fetch_add(&shm->bytes_writeback_sfr, t);
 			}
 		}

@@ -8,7 +8,8 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#define EMU_MAGIC        0x57504c454d550003ULL	/* "WPLEMU" v3 */
+#define EMU_MAGIC        0x57504c454d550004ULL	/* "WPLEMU" v4 */
+#define EMU_MAGIC_V3     0x57504c454d550003ULL	/* same layout, emu_stat reads it */
 #define EMU_INITIALIZING 1ULL
 #define EMU_NSLOTS       16384
 #define EMU_HIST         32		/* log2(us) buckets */
@@ -17,7 +18,7 @@
 struct emu_slot
 {
 	_Atomic uint32_t state;		/* 0 empty, 1 being claimed, 2 ready */
-	uint32_t	pad;
+	uint32_t	is_wal;		/* file under pg_wal/ (own bandwidth) */
 	uint64_t	dev;
 	uint64_t	ino;
 	_Atomic int64_t dirty;		/* bytes in the page cache not yet queued */
