@@ -1,0 +1,70 @@
+/* emu_stat NAME|PATH [--unlink]: print the emulator's shared counters as key=value */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+#include "walpilot_emu.h"
+
+int
+main(int argc, char **argv)
+{
+	char path[300];
+	int fd, i;
+	struct emu_shared *s;
+
+	if (argc < 2)
+	{
+		fprintf(stderr, "usage: %s SHM_NAME|PATH [--unlink|--reset-max]\n", argv[0]);
+		return 2;
+	}
+	if (argv[1][0] == '/')
+		snprintf(path, sizeof(path), "%s", argv[1]);
+	else
+		snprintf(path, sizeof(path), "/dev/shm/%s", argv[1]);
+	if (argc > 2 && strcmp(argv[2], "--unlink") == 0)
+		return unlink(path) == 0 ? 0 : 1;
+	if (argc > 2 && strcmp(argv[2], "--reset-max") == 0)
+	{
+		fd = open(path, O_RDWR);
+		if (fd < 0) { perror(path); return 1; }
+		s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (s == MAP_FAILED || (s->magic != EMU_MAGIC && s->magic != EMU_MAGIC_V3)) { fprintf(stderr, "%s: not an emulator segment\n", path); return 1; }
+		atomic_store(&s->wal_flush_max_ns, 0);
+		atomic_store(&s->data_flush_max_ns, 0);
+		return 0;
+	}
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+	{
+		perror(path);
+		return 1;
+	}
+	s = mmap(NULL, sizeof(*s), PROT_READ, MAP_SHARED, fd, 0);
+	if (s == MAP_FAILED || (s->magic != EMU_MAGIC && s->magic != EMU_MAGIC_V3))
+	{
+		fprintf(stderr, "%s: not an emulator segment\n", path);
+		return 1;
+	}
+#define P(f) printf(#f "=%lld\n", (long long) s->f)
+	printf("spec=%s\n", s->spec);
+	P(flush_ns); P(jitter_ns); P(ns_per_byte_x1000); P(created_pid);
+	P(busy_until); P(device_busy_ns); P(total_dirty);
+	P(n_flush_wal); P(wal_flush_ns); P(wal_flush_max_ns);
+	P(n_flush_data); P(data_flush_ns); P(data_flush_max_ns);
+	P(n_dsync_writes); P(n_sfr); P(n_writeback_bg);
+	P(bytes_written_wal); P(bytes_written_data); P(bytes_flushed_sync);
+	P(bytes_writeback_sfr); P(bytes_writeback_bg); P(table_full); P(bytes_discarded);
+	printf("wal_flush_hist=");
+	for (i = 0; i < EMU_HIST; i++)
+		printf("%s%lld", i ? "," : "", (long long) s->wal_flush_hist[i]);
+	printf("\n");
+	{
+		struct timespec t;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		printf("now_ns=%lld\n", (long long) t.tv_sec * 1000000000LL + t.tv_nsec);
+	}
+	return 0;
+}

@@ -1,0 +1,813 @@
+/*
+ * walpilot_emu.c — LD_PRELOAD storage emulator for PostgreSQL benchmarks.
+ *
+ * Gives every process that loads it (postmaster and all its children, or
+ * pg_test_fsync) one shared emulated disk, chosen by WALPILOT_STORAGE:
+ *
+ *   WALPILOT_STORAGE=hdd | ssd | cloud | real | off
+ *   WALPILOT_STORAGE=hdd,bw_mbps=25            (profile + overrides)
+ *   WALPILOT_STORAGE=flush_us=3000,jitter_us=500,bw_mbps=200
+ *
+ * Model (see README.md next to this file):
+ *  - One device queue shared by all processes: a shared "busy_until" clock.
+ *    Each device request reserves [max(now, busy_until), +cost) with a CAS;
+ *    synchronous requests then sleep until the end of their slot, so they are
+ *    served one at a time, in arrival order, without holding a lock.
+ *  - Page cache: buffered writes to regular files add dirty bytes to a shared
+ *    per-inode table.  fsync/fdatasync costs flush_us (+ jitter) plus
+ *    dirty/bandwidth.  Writes through O_DSYNC/O_SYNC fds cost flush_us + len/bw
+ *    each.  sync_file_range(SYNC_FILE_RANGE_WRITE) queues the writeback on the
+ *    device without blocking the caller.  Dirty data older than expire_ms is
+ *    queued for writeback by a lazy scan every wb_interval_ms (like the
+ *    kernel's dirty_expire/dirty_writeback), and above dirty_bg_mb of total
+ *    dirty data everything is queued.  A WAL flush queued behind writeback
+ *    waits for it: that is how checkpoints hurt commits.
+ *  - real_sync=1 (default): the real fsync/fdatasync/sync_file_range is still
+ *    issued (data stays durable); the caller returns at the later of the real
+ *    call's end and the emulated slot's end.  real_sync=0 skips real flushes.
+ *
+ * Safety: if WALPILOT_STORAGE is unset/off or the shared file can't be set
+ * up, every call is passed through unchanged (one message on stderr).
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "walpilot_emu.h"
+
+/* ---- real functions ---- */
+static int (*real_open)(const char *, int, ...);
+static int (*real_open64)(const char *, int, ...);
+static int (*real_openat)(int, const char *, int, ...);
+static int (*real_openat64)(int, const char *, int, ...);
+static int (*real_close)(int);
+static ssize_t (*real_write)(int, const void *, size_t);
+static ssize_t (*real_pwrite)(int, const void *, size_t, off_t);
+static ssize_t (*real_pwrite64)(int, const void *, size_t, off_t);
+static ssize_t (*real_pwritev)(int, const struct iovec *, int, off_t);
+static ssize_t (*real_pwritev64)(int, const struct iovec *, int, off_t);
+static ssize_t (*real_writev)(int, const struct iovec *, int);
+static int (*real_fsync)(int);
+static int (*real_fdatasync)(int);
+static int (*real_sync_file_range)(int, off_t, off_t, unsigned int);
+static int (*real_unlink)(const char *);
+static int (*real_unlinkat)(int, const char *, int);
+static int (*real_ftruncate)(int, off_t);
+static int (*real_ftruncate64)(int, off_t);
+
+/* ---- configuration (per process, parsed from the environment) ---- */
+static int emu_on;              /* emulation active */
+static int64_t cfg_flush_ns;    /* fixed cost of a cache flush */
+static int64_t cfg_jitter_ns;   /* + uniform [0, jitter) */
+static double cfg_ns_per_byte;  /* 0 = infinite bandwidth */
+static double cfg_wal_ns_per_byte = -1;	/* pg_wal files; <0 = same as data */
+static int64_t cfg_expire_ns = 30LL * 1000000000;
+static int64_t cfg_wb_interval_ns = 5LL * 1000000000;
+static int64_t cfg_dirty_bg = 0;        /* bytes; 0 = off */
+static int cfg_real_sync = 1;
+static int cfg_verbose = 0;
+static char cfg_shm[200];
+static char cfg_spec[EMU_SPEC_LEN];
+
+static struct emu_shared *shm;  /* NULL = passthrough */
+
+/* ---- per-process fd table ---- */
+#define FD_MAX 65536
+#define FDF_TRACKED 0x80000000u
+#define FDF_DSYNC   0x40000000u
+#define FDF_WAL     0x20000000u
+#define FDF_DIRECT  0x10000000u
+#define FDF_SLOT    0x00ffffffu
+static uint32_t fdinfo[FD_MAX];
+
+static pid_t rng_pid;
+static uint64_t rng_state;
+
+static void
+emu_log(const char *fmt, const char *arg)
+{
+	char buf[512];
+	int n = snprintf(buf, sizeof(buf), "walpilot_emu[%d]: ", (int) getpid());
+	n += snprintf(buf + n, sizeof(buf) - n, fmt, arg);
+	if (n > (int) sizeof(buf) - 2)
+		n = sizeof(buf) - 2;
+	buf[n++] = '\n';
+	if (real_write)
+		(void) real_write(2, buf, n);
+}
+
+static inline int64_t
+now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t) t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+static uint64_t
+rnd(void)
+{
+	pid_t p = getpid();
+	if (p != rng_pid)
+	{
+		rng_pid = p;
+		rng_state = (uint64_t) now_ns() ^ ((uint64_t) p << 32) ^ 0x9e3779b97f4a7c15ULL;
+	}
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+/* ---- profile parsing ---- */
+static int
+apply_kv(const char *k, const char *v)
+{
+	double x = atof(v);
+	if (!strcmp(k, "flush_us")) cfg_flush_ns = (int64_t) (x * 1000);
+	else if (!strcmp(k, "jitter_us")) cfg_jitter_ns = (int64_t) (x * 1000);
+	else if (!strcmp(k, "bw_mbps")) cfg_ns_per_byte = x > 0 ? 1e9 / (x * 1e6) : 0;
+	else if (!strcmp(k, "wal_bw_mbps")) cfg_wal_ns_per_byte = x > 0 ? 1e9 / (x * 1e6) : 0;
+	else if (!strcmp(k, "expire_ms")) cfg_expire_ns = (int64_t) (x * 1e6);
+	else if (!strcmp(k, "wb_interval_ms")) cfg_wb_interval_ns = (int64_t) (x * 1e6);
+	else if (!strcmp(k, "dirty_bg_mb")) cfg_dirty_bg = (int64_t) (x * 1e6);
+	else if (!strcmp(k, "real_sync")) cfg_real_sync = (int) x;
+	else if (!strcmp(k, "verbose")) cfg_verbose = (int) x;
+	else if (!strcmp(k, "shm")) snprintf(cfg_shm, sizeof(cfg_shm), "%s", v);
+	else return -1;
+	return 0;
+}
+
+static int
+apply_profile(const char *name)
+{
+	if (!strcmp(name, "hdd"))
+	{ cfg_flush_ns = 8000000; cfg_jitter_ns = 0; cfg_ns_per_byte = 1e9 / 150e6; }
+	else if (!strcmp(name, "ssd"))
+	{ cfg_flush_ns = 200000; cfg_jitter_ns = 0; cfg_ns_per_byte = 1e9 / 500e6; }
+	else if (!strcmp(name, "cloud"))
+	{ cfg_flush_ns = 1000000; cfg_jitter_ns = 1000000; cfg_ns_per_byte = 1e9 / 125e6; }
+	else if (!strcmp(name, "real"))
+	{ cfg_flush_ns = 0; cfg_jitter_ns = 0; cfg_ns_per_byte = 0; }
+	else return -1;
+	return 0;
+}
+
+/* returns 1 if emulation requested */
+static int
+parse_spec(const char *spec)
+{
+	char buf[EMU_SPEC_LEN];
+	char *save = NULL, *tok;
+
+	if (!spec || !*spec || !strcmp(spec, "off") || !strcmp(spec, "none"))
+		return 0;
+	snprintf(buf, sizeof(buf), "%s", spec);
+	for (tok = strtok_r(buf, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save))
+	{
+		char *eq = strchr(tok, '=');
+		if (eq)
+		{
+			*eq = '\0';
+			if (apply_kv(tok, eq + 1) < 0)
+				emu_log("unknown key \"%s\" in WALPILOT_STORAGE (ignored)", tok);
+		}
+		else if (apply_profile(tok) < 0)
+			emu_log("unknown profile \"%s\" in WALPILOT_STORAGE (ignored)", tok);
+	}
+	return 1;
+}
+
+/* ---- shared segment ---- */
+static void
+setup_shm(void)
+{
+	const char *env = getenv("WALPILOT_STORAGE_SHM");
+	char path[256];
+	int fd;
+	struct stat st;
+	void *p;
+	struct emu_shared *s;
+
+	if (!cfg_shm[0])
+	{
+		if (env && *env)
+			snprintf(cfg_shm, sizeof(cfg_shm), "%s", env);
+		else
+			snprintf(cfg_shm, sizeof(cfg_shm), "walpilot-emu-%d", (int) getuid());
+	}
+	if (cfg_shm[0] == '/')
+		snprintf(path, sizeof(path), "%s", cfg_shm);
+	else
+		snprintf(path, sizeof(path), "/dev/shm/%s", cfg_shm);
+
+	fd = real_open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+	{
+		emu_log("cannot open shared file %s; storage emulation disabled", path);
+		return;
+	}
+	if (fstat(fd, &st) < 0 || (st.st_size < (off_t) sizeof(struct emu_shared) &&
+							   ftruncate(fd, sizeof(struct emu_shared)) < 0))
+	{
+		emu_log("cannot size shared file %s; storage emulation disabled", path);
+		real_close(fd);
+		return;
+	}
+	p = mmap(NULL, sizeof(struct emu_shared), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	real_close(fd);
+	if (p == MAP_FAILED)
+	{
+		emu_log("cannot map shared file %s; storage emulation disabled", path);
+		return;
+	}
+	s = p;
+	/* zero-filled memory is a valid initial state; claim the header once */
+	{
+		uint64_t expect = 0;
+		if (atomic_compare_exchange_strong(&s->magic, &expect, EMU_INITIALIZING))
+		{
+			snprintf(s->spec, sizeof(s->spec), "%s", cfg_spec);
+			s->flush_ns = cfg_flush_ns;
+			s->jitter_ns = cfg_jitter_ns;
+			s->ns_per_byte_x1000 = (int64_t) (cfg_ns_per_byte * 1000);
+			s->created_pid = getpid();
+			atomic_store(&s->magic, EMU_MAGIC);
+			if (cfg_verbose)
+				emu_log("created emulated device %s", path);
+		}
+		else
+		{
+			int i;
+			for (i = 0; i < 1000 && atomic_load(&s->magic) == EMU_INITIALIZING; i++)
+				usleep(100);
+			if (atomic_load(&s->magic) != EMU_MAGIC && atomic_load(&s->magic) != EMU_MAGIC_V3)
+			{
+				emu_log("shared file %s has a foreign layout; storage emulation disabled", path);
+				munmap(p, sizeof(struct emu_shared));
+				return;
+			}
+		}
+	}
+	shm = s;
+}
+
+#define RESOLVE(name) real_##name = dlsym(RTLD_NEXT, #name)
+
+__attribute__((constructor)) static void
+emu_init(void)
+{
+	const char *spec = getenv("WALPILOT_STORAGE");
+
+	RESOLVE(open); RESOLVE(open64); RESOLVE(openat); RESOLVE(openat64);
+	RESOLVE(close); RESOLVE(write); RESOLVE(pwrite); RESOLVE(pwrite64);
+	RESOLVE(pwritev); RESOLVE(pwritev64); RESOLVE(writev);
+	RESOLVE(fsync); RESOLVE(fdatasync); RESOLVE(sync_file_range);
+	RESOLVE(unlink); RESOLVE(unlinkat); RESOLVE(ftruncate); RESOLVE(ftruncate64);
+
+	if (!real_open || !real_close || !real_write || !real_pwrite || !real_fsync ||
+		!real_fdatasync)
+		return;					/* cannot even pass through safely: stay inert */
+	if (spec)
+		snprintf(cfg_spec, sizeof(cfg_spec), "%s", spec);
+	if (!parse_spec(spec))
+		return;
+	setup_shm();
+	emu_on = shm != NULL;
+}
+
+/* ---- file table ---- */
+static int
+slot_for(dev_t dev, ino_t ino)
+{
+	uint64_t h = ((uint64_t) dev * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t) ino * 0xc2b2ae3d27d4eb4fULL);
+	uint32_t i, n;
+
+	for (n = 0; n < EMU_NSLOTS; n++)
+	{
+		struct emu_slot *sl;
+		uint32_t st;
+
+		i = (uint32_t) ((h + n) % EMU_NSLOTS);
+		sl = &shm->slots[i];
+		st = atomic_load(&sl->state);
+		if (st == 0)
+		{
+			uint32_t z = 0;
+			if (atomic_compare_exchange_strong(&sl->state, &z, 1))
+			{
+				sl->dev = (uint64_t) dev;
+				sl->ino = (uint64_t) ino;
+				atomic_store(&sl->state, 2);
+				return (int) i;
+			}
+			st = atomic_load(&sl->state);
+		}
+		while (st == 1)
+			st = atomic_load(&sl->state);
+		if (sl->dev == (uint64_t) dev && sl->ino == (uint64_t) ino)
+			return (int) i;
+	}
+	atomic_fetch_add(&shm->table_full, 1);
+	return -1;
+}
+
+/* find an existing slot, -1 if none */
+static int
+slot_find(dev_t dev, ino_t ino)
+{
+	uint64_t h = ((uint64_t) dev * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t) ino * 0xc2b2ae3d27d4eb4fULL);
+	uint32_t i, n;
+
+	for (n = 0; n < EMU_NSLOTS; n++)
+	{
+		struct emu_slot *sl;
+
+		i = (uint32_t) ((h + n) % EMU_NSLOTS);
+		sl = &shm->slots[i];
+		if (atomic_load(&sl->state) == 0)
+			return -1;
+		if (atomic_load(&sl->state) == 2 && sl->dev == (uint64_t) dev && sl->ino == (uint64_t) ino)
+			return (int) i;
+	}
+	return -1;
+}
+
+static int64_t take_dirty(struct emu_slot *sl, int64_t max);
+
+/* the kernel drops dirty pages of a deleted or truncated file */
+static void
+discard_dirty(int s)
+{
+	if (s >= 0)
+		atomic_fetch_add(&shm->bytes_discarded, take_dirty(&shm->slots[s], 0));
+}
+
+static void
+track_fd(int fd, const char *path, int flags)
+{
+	struct stat st;
+	int s;
+	uint32_t info;
+
+	if (!emu_on || fd < 0 || fd >= FD_MAX)
+		return;
+	fdinfo[fd] = 0;
+	if (fstat(fd, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
+		return;
+	s = slot_for(st.st_dev, st.st_ino);
+	if (s < 0)
+		return;
+	info = FDF_TRACKED | (uint32_t) s;
+	if (flags & (O_DSYNC | O_SYNC))
+		info |= FDF_DSYNC;
+#ifdef O_DIRECT
+	if (flags & O_DIRECT)
+		info |= FDF_DIRECT;
+#endif
+	if (path && (strncmp(path, "pg_wal/", 7) == 0 || strstr(path, "/pg_wal/")))
+	{
+		info |= FDF_WAL;
+		shm->slots[s].is_wal = 1;
+	}
+	fdinfo[fd] = info;
+}
+
+static inline uint32_t
+fd_info(int fd)
+{
+	if (!emu_on || fd < 0 || fd >= FD_MAX)
+		return 0;
+	return fdinfo[fd];
+}
+
+/* ---- the device ---- */
+static int64_t
+dev_reserve(int64_t cost, int64_t now)
+{
+	int64_t b = atomic_load(&shm->busy_until), start, end;
+
+	do
+	{
+		start = b > now ? b : now;
+		end = start + cost;
+	} while (!atomic_compare_exchange_weak(&shm->busy_until, &b, end));
+	atomic_fetch_add(&shm->device_busy_ns, cost);
+	return end;
+}
+
+static void
+sleep_until(int64_t end)
+{
+	struct timespec ts;
+	int old, r;
+
+	if (end <= now_ns())
+		return;
+	ts.tv_sec = end / 1000000000LL;
+	ts.tv_nsec = end % 1000000000LL;
+	old = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+	do
+		r = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+	while (r == EINTR);
+	if (old > 0)
+		prctl(PR_SET_TIMERSLACK, (unsigned long) old, 0, 0, 0);
+}
+
+/* transfer time; pg_wal files may have their own (sequential) bandwidth */
+static inline int64_t
+bytes_cost_cls(int64_t bytes, int wal)
+{
+	if (wal && cfg_wal_ns_per_byte >= 0)
+		return (int64_t) (bytes * cfg_wal_ns_per_byte);
+	return (int64_t) (bytes * cfg_ns_per_byte);
+}
+#define bytes_cost(b) bytes_cost_cls((b), 0)
+
+static inline int64_t
+flush_cost(void)
+{
+	int64_t c = cfg_flush_ns;
+	if (cfg_jitter_ns > 0)
+		c += (int64_t) (rnd() % (uint64_t) cfg_jitter_ns);
+	return c;
+}
+
+/* take up to max bytes (max<=0: all) of a slot's dirty data */
+static int64_t
+take_dirty(struct emu_slot *sl, int64_t max)
+{
+	int64_t d = atomic_load(&sl->dirty), t;
+
+	do
+	{
+		if (d <= 0)
+			return 0;
+		t = (max > 0 && max < d) ? max : d;
+	} while (!atomic_compare_exchange_weak(&sl->dirty, &d, d - t));
+	if (t == d)
+		atomic_store(&sl->first_dirty_ns, 0);
+	atomic_fetch_sub(&shm->total_dirty, t);
+	return t;
+}
+
+static void
+record_hist(_Atomic int64_t *hist, int64_t ns)
+{
+	int64_t us = ns / 1000;
+	int b = 0;
+	while (us > 0 && b < EMU_HIST - 1)
+	{
+		us >>= 1;
+		b++;
+	}
+	atomic_fetch_add(&hist[b], 1);
+}
+
+static void
+update_max(_Atomic int64_t *m, int64_t v)
+{
+	int64_t o = atomic_load(m);
+	while (v > o && !atomic_compare_exchange_weak(m, &o, v))
+		;
+}
+
+/* lazy kernel-flusher emulation: expire old dirty data, enforce dirty_bg */
+static void
+background_writeback(int64_t now)
+{
+	int64_t last = atomic_load(&shm->last_wb_scan_ns);
+	int force = cfg_dirty_bg > 0 && atomic_load(&shm->total_dirty) > cfg_dirty_bg;
+	uint32_t i;
+
+	if (!force && now - last < cfg_wb_interval_ns)
+		return;
+	if (!atomic_compare_exchange_strong(&shm->last_wb_scan_ns, &last, now))
+		return;
+	for (i = 0; i < EMU_NSLOTS; i++)
+	{
+		struct emu_slot *sl = &shm->slots[i];
+		int64_t fd0, t;
+
+		if (atomic_load(&sl->state) != 2 || atomic_load(&sl->dirty) <= 0)
+			continue;
+		fd0 = atomic_load(&sl->first_dirty_ns);
+		if (!force && (fd0 == 0 || now - fd0 < cfg_expire_ns))
+			continue;
+		t = take_dirty(sl, 0);
+		if (t > 0)
+		{
+			dev_reserve(bytes_cost_cls(t, sl->is_wal), now);
+			atomic_fetch_add(&shm->bytes_writeback_bg, t);
+			atomic_fetch_add(&shm->n_writeback_bg, 1);
+		}
+		if (force && atomic_load(&shm->total_dirty) <= cfg_dirty_bg / 2)
+			break;
+	}
+}
+
+static void
+after_write(int fd, uint32_t info, ssize_t n, int64_t now)
+{
+	if (n <= 0)
+		return;
+	if (info & FDF_WAL)
+		atomic_fetch_add(&shm->bytes_written_wal, n);
+	else
+		atomic_fetch_add(&shm->bytes_written_data, n);
+	if (info & FDF_DSYNC)
+	{
+		/* synchronous write: one device request, flush + transfer */
+		int64_t end = dev_reserve(flush_cost() + bytes_cost_cls(n, info & FDF_WAL), now);
+		sleep_until(end);
+		atomic_fetch_add(&shm->n_dsync_writes, 1);
+		if (info & FDF_WAL)
+		{
+			int64_t w = now_ns() - now;
+			atomic_fetch_add(&shm->n_flush_wal, 1);
+			atomic_fetch_add(&shm->wal_flush_ns, w);
+			update_max(&shm->wal_flush_max_ns, w);
+			record_hist(shm->wal_flush_hist, w);
+		}
+	}
+	else if (info & FDF_DIRECT)
+	{
+		/* O_DIRECT: bypasses the cache, waits for the transfer only */
+		sleep_until(dev_reserve(bytes_cost_cls(n, info & FDF_WAL), now));
+	}
+	else
+	{
+		struct emu_slot *sl = &shm->slots[info & FDF_SLOT];
+		int64_t z = 0;
+		atomic_fetch_add(&sl->dirty, n);
+		atomic_fetch_add(&shm->total_dirty, n);
+		atomic_compare_exchange_strong(&sl->first_dirty_ns, &z, now);
+	}
+	background_writeback(now);
+}
+
+/* fsync / fdatasync */
+static int
+do_sync(int fd, int data_only)
+{
+	uint32_t info = fd_info(fd);
+	int64_t now, end, bytes = 0, w;
+	int r = 0;
+
+	if (!(info & FDF_TRACKED))
+	{
+		if (emu_on && fd >= 0 && fd < FD_MAX)
+		{
+			struct stat st;
+			if (fstat(fd, &st) == 0 && (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
+			{
+				track_fd(fd, NULL, 0);
+				info = fd_info(fd);
+			}
+		}
+		if (!(info & FDF_TRACKED))
+			return data_only ? real_fdatasync(fd) : real_fsync(fd);
+	}
+	now = now_ns();
+	background_writeback(now);
+	bytes = take_dirty(&shm->slots[info & FDF_SLOT], 0);
+	end = dev_reserve(flush_cost() + bytes_cost_cls(bytes, info & FDF_WAL), now);
+	if (cfg_real_sync)
+		r = data_only ? real_fdatasync(fd) : real_fsync(fd);
+	else if (fcntl(fd, F_GETFD) < 0)
+		r = -1;					/* keep EBADF semantics */
+	{
+		int saved = errno;
+		sleep_until(end);
+		errno = saved;
+	}
+	w = now_ns() - now;
+	atomic_fetch_add(&shm->bytes_flushed_sync, bytes);
+	if (info & FDF_WAL)
+	{
+		atomic_fetch_add(&shm->n_flush_wal, 1);
+		atomic_fetch_add(&shm->wal_flush_ns, w);
+		update_max(&shm->wal_flush_max_ns, w);
+		record_hist(shm->wal_flush_hist, w);
+	}
+	else
+	{
+		atomic_fetch_add(&shm->n_flush_data, 1);
+		atomic_fetch_add(&shm->data_flush_ns, w);
+		update_max(&shm->data_flush_max_ns, w);
+	}
+	return r;
+}
+
+/* ---- interposed functions ---- */
+static int
+open_common(int (*fn)(const char *, int, ...), const char *path, int flags, mode_t mode)
+{
+	int fd = fn(path, flags, mode);
+	if (emu_on && fd >= 0)
+		track_fd(fd, path, flags);
+	return fd;
+}
+
+static int
+openat_common(int (*fn)(int, const char *, int, ...), int dirfd, const char *path, int flags, mode_t mode)
+{
+	int fd = fn(dirfd, path, flags, mode);
+	if (emu_on && fd >= 0)
+		track_fd(fd, path, flags);
+	return fd;
+}
+
+#define GET_MODE(flags) \
+	mode_t mode = 0; \
+	if ((flags) & (O_CREAT | O_TMPFILE)) { va_list ap; va_start(ap, flags); mode = va_arg(ap, int); va_end(ap); }
+
+int
+open(const char *path, int flags, ...)
+{
+	GET_MODE(flags);
+	if (!real_open) { RESOLVE(open); if (!real_open) { errno = ENOSYS; return -1; } }
+	return open_common(real_open, path, flags, mode);
+}
+
+int
+open64(const char *path, int flags, ...)
+{
+	GET_MODE(flags);
+	if (!real_open64) { RESOLVE(open64); if (!real_open64) { errno = ENOSYS; return -1; } }
+	return open_common(real_open64, path, flags, mode);
+}
+
+int
+openat(int dirfd, const char *path, int flags, ...)
+{
+	GET_MODE(flags);
+	if (!real_openat) { RESOLVE(openat); if (!real_openat) { errno = ENOSYS; return -1; } }
+	return openat_common(real_openat, dirfd, path, flags, mode);
+}
+
+int
+openat64(int dirfd, const char *path, int flags, ...)
+{
+	GET_MODE(flags);
+	if (!real_openat64) { RESOLVE(openat64); if (!real_openat64) { errno = ENOSYS; return -1; } }
+	return openat_common(real_openat64, dirfd, path, flags, mode);
+}
+
+int
+close(int fd)
+{
+	if (!real_close) RESOLVE(close);
+	if (fd >= 0 && fd < FD_MAX)
+		fdinfo[fd] = 0;
+	return real_close(fd);
+}
+
+ssize_t
+write(int fd, const void *buf, size_t n)
+{
+	uint32_t info;
+	ssize_t r;
+	int64_t t0;
+
+	if (!real_write) RESOLVE(write);
+	info = fd_info(fd);
+	t0 = (info & FDF_TRACKED) ? now_ns() : 0;
+	r = real_write(fd, buf, n);
+	if (info & FDF_TRACKED)
+	{
+		int saved = errno;
+		after_write(fd, info, r, t0);
+		errno = saved;
+	}
+	return r;
+}
+
+#define PWRITE_LIKE(name, ...) \
+	uint32_t info; ssize_t r; int64_t t0; \
+	if (!real_##name) RESOLVE(name); \
+	info = fd_info(fd); \
+	t0 = (info & FDF_TRACKED) ? now_ns() : 0; \
+	r = real_##name(__VA_ARGS__); \
+	if (info & FDF_TRACKED) { int saved = errno; after_write(fd, info, r, t0); errno = saved; } \
+	return r;
+
+ssize_t pwrite(int fd, const void *buf, size_t n, off_t off) { PWRITE_LIKE(pwrite, fd, buf, n, off) }
+ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off) { PWRITE_LIKE(pwrite64, fd, buf, n, off) }
+ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off) { PWRITE_LIKE(pwritev, fd, iov, cnt, off) }
+ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, off_t off) { PWRITE_LIKE(pwritev64, fd, iov, cnt, off) }
+ssize_t writev(int fd, const struct iovec *iov, int cnt) { PWRITE_LIKE(writev, fd, iov, cnt) }
+
+int
+fsync(int fd)
+{
+	if (!real_fsync) RESOLVE(fsync);
+	if (!emu_on) return real_fsync(fd);
+	return do_sync(fd, 0);
+}
+
+int
+fdatasync(int fd)
+{
+	if (!real_fdatasync) RESOLVE(fdatasync);
+	if (!emu_on) return real_fdatasync(fd);
+	return do_sync(fd, 1);
+}
+
+int
+sync_file_range(int fd, off_t off, off_t nbytes, unsigned int flags)
+{
+	uint32_t info;
+	int r = 0;
+
+	if (!real_sync_file_range) RESOLVE(sync_file_range);
+	info = fd_info(fd);
+	if (!(info & FDF_TRACKED))
+		return real_sync_file_range(fd, off, nbytes, flags);
+	if (cfg_real_sync)
+		r = real_sync_file_range(fd, off, nbytes, flags);
+	{
+		int saved = errno;
+		int64_t now = now_ns(), t, end = 0;
+
+		atomic_fetch_add(&shm->n_sfr, 1);
+		if (flags & SYNC_FILE_RANGE_WRITE)
+		{
+			t = take_dirty(&shm->slots[info & FDF_SLOT], nbytes > 0 ? (int64_t) nbytes : 0);
+			if (t > 0)
+			{
+				end = dev_reserve(bytes_cost_cls(t, info & FDF_WAL), now);
+				atomic_fetch_add(&shm->bytes_writeback_sfr, t);
+			}
+		}
+		if ((flags & SYNC_FILE_RANGE_WAIT_AFTER) && end)
+			sleep_until(end);
+		background_writeback(now);
+		errno = saved;
+	}
+	return r;
+}
+
+int
+unlink(const char *path)
+{
+	struct stat st;
+	int s = -1, r;
+
+	if (!real_unlink) RESOLVE(unlink);
+	if (emu_on && lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1)
+		s = slot_find(st.st_dev, st.st_ino);
+	r = real_unlink(path);
+	if (r == 0 && s >= 0)
+		discard_dirty(s);
+	return r;
+}
+
+int
+unlinkat(int dirfd, const char *path, int flags)
+{
+	struct stat st;
+	int s = -1, r;
+
+	if (!real_unlinkat) RESOLVE(unlinkat);
+	if (emu_on && !(flags & AT_REMOVEDIR) &&
+		fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1)
+		s = slot_find(st.st_dev, st.st_ino);
+	r = real_unlinkat(dirfd, path, flags);
+	if (r == 0 && s >= 0)
+		discard_dirty(s);
+	return r;
+}
+
+static int
+truncate_common(int (*fn)(int, off_t), int fd, off_t len)
+{
+	uint32_t info = fd_info(fd);
+	int r = fn(fd, len);
+
+	if (r == 0 && len == 0 && (info & FDF_TRACKED))
+	{
+		int saved = errno;
+		discard_dirty((int) (info & FDF_SLOT));
+		errno = saved;
+	}
+	return r;
+}
+
+int ftruncate(int fd, off_t len) { if (!real_ftruncate) RESOLVE(ftruncate); return truncate_common(real_ftruncate, fd, len); }
+int ftruncate64(int fd, off_t len) { if (!real_ftruncate64) RESOLVE(ftruncate64); return truncate_common(real_ftruncate64, fd, len); }

@@ -1,0 +1,63 @@
+/*
+ * walpilot_emu.h — layout of the emulator's shared file (/dev/shm/<name>).
+ * Zero-filled memory is a valid initial state.
+ */
+#ifndef WALPILOT_EMU_H
+#define WALPILOT_EMU_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#define EMU_MAGIC        0x57504c454d550004ULL	/* "WPLEMU" v4 */
+#define EMU_MAGIC_V3     0x57504c454d550003ULL	/* same layout, emu_stat reads it */
+#define EMU_INITIALIZING 1ULL
+#define EMU_NSLOTS       16384
+#define EMU_HIST         32		/* log2(us) buckets */
+#define EMU_SPEC_LEN     256
+
+struct emu_slot
+{
+	_Atomic uint32_t state;		/* 0 empty, 1 being claimed, 2 ready */
+	uint32_t	is_wal;		/* file under pg_wal/ (own bandwidth) */
+	uint64_t	dev;
+	uint64_t	ino;
+	_Atomic int64_t dirty;		/* bytes in the page cache not yet queued */
+	_Atomic int64_t first_dirty_ns;	/* CLOCK_MONOTONIC, 0 = clean */
+};
+
+struct emu_shared
+{
+	_Atomic uint64_t magic;
+	char		spec[EMU_SPEC_LEN];	/* WALPILOT_STORAGE of the creator */
+	int64_t		flush_ns;
+	int64_t		jitter_ns;
+	int64_t		ns_per_byte_x1000;
+	int64_t		created_pid;
+
+	_Atomic int64_t busy_until;	/* device clock, CLOCK_MONOTONIC ns */
+	_Atomic int64_t device_busy_ns;	/* total reserved device time */
+	_Atomic int64_t total_dirty;
+	_Atomic int64_t last_wb_scan_ns;
+
+	_Atomic int64_t n_flush_wal;	/* fsync/fdatasync/O_DSYNC writes on pg_wal files */
+	_Atomic int64_t wal_flush_ns;	/* caller-visible time, summed */
+	_Atomic int64_t wal_flush_max_ns;
+	_Atomic int64_t n_flush_data;	/* fsync/fdatasync on other files */
+	_Atomic int64_t data_flush_ns;
+	_Atomic int64_t data_flush_max_ns;
+	_Atomic int64_t n_dsync_writes;
+	_Atomic int64_t n_sfr;
+	_Atomic int64_t n_writeback_bg;
+	_Atomic int64_t bytes_written_wal;
+	_Atomic int64_t bytes_written_data;
+	_Atomic int64_t bytes_flushed_sync;	/* dirty bytes paid by fsync callers */
+	_Atomic int64_t bytes_writeback_sfr;	/* queued by sync_file_range */
+	_Atomic int64_t bytes_writeback_bg;	/* queued by expiry / dirty_bg */
+	_Atomic int64_t table_full;
+	_Atomic int64_t bytes_discarded;	/* dirty bytes of unlinked/truncated files */
+	_Atomic int64_t wal_flush_hist[EMU_HIST];
+
+	struct emu_slot slots[EMU_NSLOTS];
+};
+
+#endif
