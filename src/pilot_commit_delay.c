@@ -21,7 +21,7 @@
  *
  * Controller (worker, once a second).  It engages only when commits are
  * flush-bound: enough durable commits, several concurrent committers, and
- * a commit latency that says the flush is slow.  It then runs on-line
+ * a slow WAL flush (the storage estimate).  It then runs on-line
  * trials: the candidate and the current setting alternate in one-second
  * windows (ABBA order, WP_TRIAL_PAIRS pairs); a candidate is kept only if
  * its commits/s are higher with one-sided 95 % confidence (paired t-test
@@ -42,6 +42,7 @@
 #include "postgres.h"
 
 #include <math.h>
+#include <sched.h>
 #include <signal.h>
 
 #include "miscadmin.h"
@@ -66,7 +67,7 @@ int			wp_tune_interval_s = 600;
 /* Controller constants (see the header comment). */
 #define WP_TRIAL_PAIRS			8
 #define WP_ENGAGE_MIN_COMMITS	20		/* durable commits per second */
-#define WP_ENGAGE_MIN_P50_US	1000	/* slower than this: flush-bound */
+#define WP_ENGAGE_MIN_FLUSH_US	500		/* slower flushes: worth a trial */
 #define WP_ENGAGE_SECONDS		3
 #define WP_MIN_GAIN				1.02	/* geometric-mean ratio to keep */
 #define WP_SHIFT_RATIO			1.35	/* a workload or storage shift */
@@ -74,8 +75,20 @@ int			wp_tune_interval_s = 600;
 #define WP_IDLE_FALLBACK_S		10
 #define WP_GATHER_MIN_CAP_US	50
 
+/*
+ * Regular backends ignore SIGUSR2; walpilot uses it to wake a sleeping
+ * flush leader, and lets the leader wait in the handler, at most
+ * WP_WAKE_SPIN_US, until the arrival that completed the group has written
+ * its commit record (it then waits on LWLock:WALWrite).  Without that
+ * wait, the woken leader usually flushes before the last arrival has
+ * inserted its record, and that one commit misses the group.
+ */
+#define WP_WAKE_SIGNAL			SIGUSR2
+#define WP_WAKE_SPIN_US			300
+
 typedef struct WpPilotSlot
 {
+	pg_atomic_uint32 wake_handler;	/* backend handles WP_WAKE_SIGNAL */
 	pg_atomic_uint64 arrived_us;	/* 0 when not in a durable commit */
 	pg_atomic_uint64 last_commit_us;	/* end of the last durable commit */
 } WpPilotSlot;
@@ -88,6 +101,7 @@ typedef struct WpPilotShared
 	pg_atomic_uint32 gather_group;	/* G */
 	pg_atomic_uint32 gather_cap_us;
 	pg_atomic_uint32 max_slot;	/* highest slot index that committed + 1 */
+	pg_atomic_uint32 waker_slot;	/* the arrival that completed a group */
 	pg_atomic_uint64 gather_wakeups;
 	pg_atomic_uint64 gather_span_sum_us;
 	pg_atomic_uint64 last_release_us;	/* end of the latest durable commit */
@@ -201,6 +215,7 @@ wp_pilot_shmem_init(void)
 		pg_atomic_init_u32(&pilot->gather_group, 0);
 		pg_atomic_init_u32(&pilot->gather_cap_us, 0);
 		pg_atomic_init_u32(&pilot->max_slot, 0);
+		pg_atomic_init_u32(&pilot->waker_slot, 0);
 		pg_atomic_init_u64(&pilot->gather_wakeups, 0);
 		pg_atomic_init_u64(&pilot->gather_span_sum_us, 0);
 		pg_atomic_init_u64(&pilot->last_release_us, 0);
@@ -210,6 +225,7 @@ wp_pilot_shmem_init(void)
 		pg_atomic_init_u32(&pilot->revert_requested, 0);
 		for (i = 0; i < wp_max_procs(); i++)
 		{
+			pg_atomic_init_u32(&pilot->slots[i].wake_handler, 0);
 			pg_atomic_init_u64(&pilot->slots[i].arrived_us, 0);
 			pg_atomic_init_u64(&pilot->slots[i].last_commit_us, 0);
 		}
@@ -298,6 +314,63 @@ commit_delay_pinned(void)
 }
 
 /*
+ * wake_signal_handler
+ *		WP_WAKE_SIGNAL in a backend sleeping in commit_delay: wait, briefly,
+ *		until the arrival that completed the group is queued behind us,
+ *		then return, which ends the sleep (select() fails with EINTR).
+ *		Only async-signal-safe work: shared-memory reads, clock_gettime,
+ *		sched_yield.
+ */
+static void
+wake_signal_handler(SIGNAL_ARGS)
+{
+	int			save_errno = errno;
+	uint32		slot = pg_atomic_read_u32(&pilot->waker_slot);
+	PGPROC	   *waker;
+	instr_time	start,
+				now;
+
+	if (slot < (uint32) wp_max_procs())
+	{
+		waker = &ProcGlobal->allProcs[slot];
+		INSTR_TIME_SET_CURRENT(start);
+		for (;;)
+		{
+			if (WP_READ_ONCE_U32(waker->wait_event_info) != 0 ||
+				pg_atomic_read_u64(&pilot->slots[slot].arrived_us) == 0)
+				break;
+			INSTR_TIME_SET_CURRENT(now);
+			INSTR_TIME_SUBTRACT(now, start);
+			if (INSTR_TIME_GET_MICROSEC(now) > WP_WAKE_SPIN_US)
+				break;
+			sched_yield();
+		}
+	}
+	errno = save_errno;
+}
+
+/*
+ * install_wake_handler
+ *		Once per regular backend: take over the (ignored) wake signal.
+ */
+static void
+install_wake_handler(int slot)
+{
+	static bool installed = false;
+
+	if (installed)
+		return;
+	installed = true;
+	if (MyBackendType != B_BACKEND)
+	{
+		pg_atomic_write_u32(&pilot->slots[slot].wake_handler, 0);
+		return;
+	}
+	pqsignal(WP_WAKE_SIGNAL, wake_signal_handler);
+	pg_atomic_write_u32(&pilot->slots[slot].wake_handler, 1);
+}
+
+/*
  * wake_leader
  *		The group is complete: cut the sleeping leader's commit_delay short.
  */
@@ -305,42 +378,51 @@ static void
 wake_leader(int my_slot, uint64 now)
 {
 	int			n = (int) pg_atomic_read_u32(&pilot->max_slot);
-	int			best = -1;
+	int			best_pid = 0;
+	int			best_slot = -1;
 	uint64		best_arrival = PG_UINT64_MAX;
+	uint64		released;
 	int			i;
 
+	/*
+	 * The leader is the earliest arrival still in commit that shows no wait
+	 * event: followers (including a straggler from the previous group)
+	 * wait on LWLock:WALWrite.
+	 */
 	for (i = 0; i < n; i++)
 	{
 		uint64		a;
+		PGPROC	   *proc;
 
 		if (i == my_slot)
 			continue;
 		a = pg_atomic_read_u64(&pilot->slots[i].arrived_us);
-		if (a != 0 && a < best_arrival)
-		{
-			best = i;
-			best_arrival = a;
-		}
+		if (a == 0 || a >= best_arrival)
+			continue;
+		proc = &ProcGlobal->allProcs[i];
+		if (WP_READ_ONCE_U32(proc->wait_event_info) != 0)
+			continue;
+		best_pid = WP_READ_ONCE_I32(proc->pid);
+		best_slot = i;
+		best_arrival = a;
 	}
-	if (best >= 0)
+	if (best_pid <= 0)
+		return;
+
+	if (pg_atomic_read_u32(&pilot->slots[best_slot].wake_handler))
 	{
-		PGPROC	   *proc = &ProcGlobal->allProcs[best];
-		int			pid = WP_READ_ONCE_I32(proc->pid);
+		pg_atomic_write_u32(&pilot->waker_slot, (uint32) my_slot);
+		kill(best_pid, WP_WAKE_SIGNAL);
+	}
+	else
+		kill(best_pid, SIGUSR1);	/* any signal ends the sleep */
 
-		/* the sleeping leader shows no wait event; followers do */
-		if (pid > 0 && WP_READ_ONCE_U32(proc->wait_event_info) == 0)
-		{
-			uint64		released = pg_atomic_read_u64(&pilot->last_release_us);
-
-			kill(pid, SIGUSR1);
-			/* the gather time: since the previous group was released */
-			if (released != 0 && released < now)
-			{
-				pg_atomic_fetch_add_u64(&pilot->gather_wakeups, 1);
-				pg_atomic_fetch_add_u64(&pilot->gather_span_sum_us,
-										now - released);
-			}
-		}
+	/* the gather time: since the previous group was released */
+	released = pg_atomic_read_u64(&pilot->last_release_us);
+	if (released != 0 && released < now)
+	{
+		pg_atomic_fetch_add_u64(&pilot->gather_wakeups, 1);
+		pg_atomic_fetch_add_u64(&pilot->gather_span_sum_us, now - released);
 	}
 }
 
@@ -358,6 +440,7 @@ wp_pilot_before_commit(bool durable)
 		return;
 
 	slot = wp_my_proc_number();
+	install_wake_handler(slot);
 	INSTR_TIME_SET_CURRENT(commit_started);
 	now = INSTR_TIME_GET_MICROSEC(commit_started);
 	commit_in_flight = true;
@@ -760,13 +843,21 @@ trial_second(const WpSecondStats *s)
 
 /*
  * flush_bound
- *		Is this second's load one commit_delay can help?
+ *		Is this second's load one commit_delay can help?  Several backends
+ *		commit durably, and one WAL flush is slow (the storage estimate:
+ *		flush leaders' timing, pg_stat_wal or sampled IO:WALSync).  Commit
+ *		latency alone is not used: on a saturated CPU it rises while the
+ *		flush stays fast, and there commit_delay only loses.
  */
 static bool
-flush_bound(const WpSecondStats *s, double p50)
+flush_bound(const WpSecondStats *s, double *flush_us)
 {
+	char		source[32];
+
+	if (!wp_probe_flush_estimate_us(flush_us, source, sizeof(source)))
+		return false;
 	return s->commits >= WP_ENGAGE_MIN_COMMITS &&
-		p50 >= WP_ENGAGE_MIN_P50_US &&
+		*flush_us >= WP_ENGAGE_MIN_FLUSH_US &&
 		pg_atomic_read_u32(&pilot->gather_group) >= 2;
 }
 
@@ -789,6 +880,7 @@ static void
 controller_step(const WpSecondStats *s)
 {
 	double		p50 = hist_quantile(s->hist, 0.5);
+	double		flush_us = 0;
 	bool		tuning = wp_mode == WP_MODE_TUNE && wp_tune_commit_delay;
 	bool		pinned;
 
@@ -815,14 +907,13 @@ controller_step(const WpSecondStats *s)
 	switch (state)
 	{
 		case WP_PS_IDLE:
-			engage_streak = flush_bound(s, p50) ? engage_streak + 1 : 0;
+			engage_streak = flush_bound(s, &flush_us) ? engage_streak + 1 : 0;
 			if (engage_streak >= WP_ENGAGE_SECONDS &&
 				recheck_due())
 			{
 				WpChoice	c;
 
-				/* with delay 0 a commit waits about 1.5 flushes */
-				flush_estimate_us = p50 / 1.5;
+				flush_estimate_us = flush_us;
 				level_commits = s->commits;
 				level_p50 = p50;
 				search_step = 0;
@@ -869,7 +960,7 @@ controller_step(const WpSecondStats *s)
 					/* prove the choice still beats the DBA's setting */
 					start_trial(&dba, true);
 				}
-				else if (shifted || flush_bound(s, p50))
+				else if (shifted || flush_bound(s, &flush_us))
 				{
 					state = WP_PS_IDLE;
 					engage_streak = 0;
@@ -926,10 +1017,6 @@ wp_pilot_tick(TimestampTz now)
 
 			pg_atomic_write_u32(&pilot->gather_cap_us, (uint32) cap);
 		}
-		elog(LOG, "gather: wakes %lu span %.0f cap %u group %u commits %.0f",
-			 (unsigned long) wakes, wakes ? (double) span / wakes : 0.0,
-			 pg_atomic_read_u32(&pilot->gather_cap_us),
-			 pg_atomic_read_u32(&pilot->gather_group), s.commits);
 	}
 
 	controller_second(&s);
