@@ -9,7 +9,11 @@ OBJS = \
 	src/shmem.o \
 	src/worker.o \
 	src/sqlfuncs.o \
-	src/pilot_commit_delay.o
+	src/pilot_commit_delay.o \
+	src/commit_timing.o \
+	src/sampler.o \
+	src/timeline.o \
+	src/sqlfuncs_instruments.o
 
 EXTENSION = walpilot
 DATA = $(wildcard sql/walpilot--*.sql)

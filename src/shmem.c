@@ -56,6 +56,10 @@ wp_shmem_size(void)
 {
 	Size		size = MAXALIGN(sizeof(WpSharedState));
 
+	size = add_size(size, wp_commit_timing_shmem_size());
+	size = add_size(size, wp_sampler_shmem_size());
+	size = add_size(size, wp_timeline_shmem_size());
+
 	return size;
 }
 
@@ -99,6 +103,9 @@ wp_shmem_startup(void)
 						   (uint32) wp_sample_interval_ms);
 		wp_shared->stats_reset_at = GetCurrentTimestamp();
 	}
+	wp_commit_timing_shmem_init();
+	wp_sampler_shmem_init();
+	wp_timeline_shmem_init();
 
 	LWLockRelease(AddinShmemInitLock);
 }
@@ -148,4 +155,8 @@ wp_reset_all(void)
 	LWLockAcquire(wp_shared->lock, LW_EXCLUSIVE);
 	wp_shared->stats_reset_at = now;
 	LWLockRelease(wp_shared->lock);
+
+	wp_commit_timing_reset();
+	wp_sampler_reset();
+	wp_timeline_reset();
 }

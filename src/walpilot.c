@@ -142,4 +142,5 @@ _PG_init(void)
 	define_gucs();
 	wp_shmem_install_hooks();
 	wp_worker_register();
+	wp_commit_timing_register();
 }

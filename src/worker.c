@@ -97,6 +97,7 @@ static void
 worker_tick(TimestampTz now)
 {
 	pg_atomic_fetch_add_u64(&wp_shared->ticks, 1);
+	wp_sampler_tick(now);
 }
 
 /*
