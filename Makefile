@@ -22,7 +22,7 @@ PGFILEDESC = "walpilot - WAL commit path observer and tuner"
 PG_CPPFLAGS = -I$(srcdir)/src
 
 # pg_regress: its own temporary, preloaded instance.
-REGRESS = setup status guc privileges cleanup
+REGRESS = setup status guc privileges instruments cleanup
 REGRESS_OPTS = --temp-instance=./tmp_check \
 	--temp-config=$(srcdir)/test/regress.conf --port=54329
 

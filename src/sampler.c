@@ -85,9 +85,9 @@ typedef struct WpSamplerShared
 {
 	pg_atomic_uint64 samples_taken; /* since reset */
 	pg_atomic_uint64 missed_ticks;	/* since reset */
+	pg_atomic_uint64 reset_generation;	/* bumped under wp_shared->lock */
 
 	/* everything below: wp_shared->lock */
-	uint64		reset_generation;
 	int			nbtypes;
 	char		btype_names[WP_MAX_BTYPES][NAMEDATALEN];
 	uint64		dropped_samples;	/* profile table full */
@@ -156,6 +156,7 @@ wp_sampler_shmem_init(void)
 		memset(sampler, 0, sizeof(WpSamplerShared));
 		pg_atomic_init_u64(&sampler->samples_taken, 0);
 		pg_atomic_init_u64(&sampler->missed_ticks, 0);
+		pg_atomic_init_u64(&sampler->reset_generation, 0);
 	}
 }
 
@@ -174,13 +175,14 @@ wp_sampler_missed_ticks(void)
 /*
  * wp_sampler_reset
  *		Clear the cumulative profile and the sample counters.  The worker
- *		notices the new generation and drops the second in progress.
+ *		notices the new generation at its next tick and restarts the second
+ *		in progress from there.
  */
 void
 wp_sampler_reset(void)
 {
 	LWLockAcquire(wp_shared->lock, LW_EXCLUSIVE);
-	sampler->reset_generation++;
+	pg_atomic_fetch_add_u64(&sampler->reset_generation, 1);
 	sampler->dropped_samples = 0;
 	memset(sampler->profile, 0, sizeof(sampler->profile));
 	LWLockRelease(wp_shared->lock);
@@ -402,17 +404,20 @@ profile_add(uint8 btype, uint32 wei, uint64 time_us)
 /*
  * merge_profile
  *		Add the second's local counts to the shared cumulative profile,
- *		unless walpilot.reset() ran during that second.  Same hashing as
+ *		unless walpilot.reset() ran during that second; returns false in
+ *		that case.  Same hashing as
  *		profile_add, so slots line up; takes wp_shared->lock exclusively
  *		once per second.
  */
-static void
+static bool
 merge_profile(void)
 {
 	int			k;
+	bool		same;
 
 	LWLockAcquire(wp_shared->lock, LW_EXCLUSIVE);
-	if (sampler->reset_generation == cur_generation)
+	same = (pg_atomic_read_u64(&sampler->reset_generation) == cur_generation);
+	if (same)
 	{
 		for (k = 0; k < local_nused; k++)
 		{
@@ -449,6 +454,7 @@ merge_profile(void)
 		local_profile[local_used[k]].used = false;
 	local_nused = 0;
 	local_dropped = 0;
+	return same;
 }
 
 /*
@@ -644,8 +650,10 @@ fill_commit_and_wal(WpSecond *sec)
 
 /*
  * close_second
- *		Finish the current second: append it to the timeline (with empty
- *		rows for seconds the worker slept through) and merge its profile.
+ *		Finish the current second: merge its profile and append it to the
+ *		timeline (with empty rows for seconds the worker slept through).
+ *		A second during which walpilot.reset() ran is dropped, so a reset
+ *		leaves nothing from before it.
  */
 static void
 close_second(int64 new_second)
@@ -653,7 +661,8 @@ close_second(int64 new_second)
 	int64		gap;
 
 	fill_commit_and_wal(&cur);
-	merge_profile();
+	if (!merge_profile())
+		return;
 
 	/* seconds with no tick at all get a row with samples = 0 */
 	gap = new_second - cur_second - 1;
@@ -715,9 +724,23 @@ wp_sampler_tick(TimestampTz now)
 		memset(&cur, 0, sizeof(cur));
 		cur.ts = second * USECS_PER_SEC;
 		cur_second = second;
-		LWLockAcquire(wp_shared->lock, LW_SHARED);
-		gen = sampler->reset_generation;
-		LWLockRelease(wp_shared->lock);
+		cur_generation = pg_atomic_read_u64(&sampler->reset_generation);
+	}
+	else if ((gen = pg_atomic_read_u64(&sampler->reset_generation)) !=
+			 cur_generation)
+	{
+		/* walpilot.reset() ran: the second restarts from now */
+		WpSecond	dummy;
+		int			k;
+
+		memset(&dummy, 0, sizeof(dummy));
+		fill_commit_and_wal(&dummy);
+		for (k = 0; k < local_nused; k++)
+			local_profile[local_used[k]].used = false;
+		local_nused = 0;
+		local_dropped = 0;
+		memset(&cur, 0, sizeof(cur));
+		cur.ts = second * USECS_PER_SEC;
 		cur_generation = gen;
 	}
 
