@@ -344,18 +344,21 @@ wp_commit_timing_register(void)
 }
 
 /*
- * sum_slots
- *		Cumulative counters of every slot since shared memory was created.
- *		No lock: each counter is read atomically, the set may be torn by
- *		commits finishing meanwhile.
+ * wp_commit_totals_raw
+ *		Cumulative counters of every slot since shared memory was created
+ *		(reset does not touch them: take deltas).  No lock: each counter is
+ *		read atomically, the set may be torn by commits finishing
+ *		meanwhile.  For the pilot and other worker-side readers.
  */
-static void
-sum_slots(WpCommitTotals *out)
+void
+wp_commit_totals_raw(WpCommitTotals *out)
 {
 	int			i,
 				b;
 
 	memset(out, 0, sizeof(WpCommitTotals));
+	if (commit_shared == NULL)
+		return;
 	for (i = 0; i < commit_shared->nslots; i++)
 	{
 		WpCommitSlot *s = slot_at(i);
@@ -385,7 +388,7 @@ wp_commit_totals(WpCommitTotals *out)
 	WpCommitTotals base;
 	int			b;
 
-	sum_slots(out);
+	wp_commit_totals_raw(out);
 	LWLockAcquire(wp_shared->lock, LW_SHARED);
 	memcpy(&base, &commit_shared->baseline, sizeof(base));
 	LWLockRelease(wp_shared->lock);
@@ -419,7 +422,7 @@ wp_commit_timing_reset(void)
 {
 	WpCommitTotals now;
 
-	sum_slots(&now);
+	wp_commit_totals_raw(&now);
 	LWLockAcquire(wp_shared->lock, LW_EXCLUSIVE);
 	memcpy(&commit_shared->baseline, &now, sizeof(now));
 	LWLockRelease(wp_shared->lock);

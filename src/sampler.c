@@ -605,10 +605,16 @@ fill_commit_and_wal(WpSecond *sec)
 	sec->commits = cs.durable;
 	sec->async_commits = cs.async;
 	sec->commit_flushes = cs.led_flush;
-	sec->commit_p50_us = (uint32) wp_hist_percentile(cs.hist, cs.durable, 0.50, cs.max_us);
-	sec->commit_p95_us = (uint32) wp_hist_percentile(cs.hist, cs.durable, 0.95, cs.max_us);
-	sec->commit_p99_us = (uint32) wp_hist_percentile(cs.hist, cs.durable, 0.99, cs.max_us);
+	sec->commit_p50_us = (uint32)
+		wp_hist_percentile(cs.hist, cs.durable, 0.50, cs.max_us);
+	sec->commit_p95_us = (uint32)
+		wp_hist_percentile(cs.hist, cs.durable, 0.95, cs.max_us);
+	sec->commit_p99_us = (uint32)
+		wp_hist_percentile(cs.hist, cs.durable, 0.99, cs.max_us);
 	sec->commit_max_us = (uint32) Min(cs.max_us, PG_UINT32_MAX);
+	/* a maximum taken a second early (harvest race) must not undercut p99 */
+	if (sec->commit_max_us < sec->commit_p99_us)
+		sec->commit_max_us = sec->commit_p99_us;
 
 	insert = wp_insert_lsn();
 	if (prev_insert != InvalidXLogRecPtr && insert >= prev_insert)

@@ -103,6 +103,7 @@ extern void wp_commit_timing_shmem_init(void);
 extern void wp_commit_timing_register(void);
 extern void wp_commit_timing_reset(void);
 extern void wp_commit_totals(WpCommitTotals *out);
+extern void wp_commit_totals_raw(WpCommitTotals *out);
 extern bool wp_commit_leader_known(void);
 extern int	wp_hist_bucket(uint64 us);
 extern uint64 wp_hist_lower_us(int bucket);
