@@ -31,11 +31,11 @@
  *
  * An active process with no wait event counts as CPU.  In PostgreSQL 15
  * to 18 the commit_delay sleep of a flush leader has no wait event; while
- * commit_delay > 0 (as seen by the worker) and others queue on
- * LWLock:WALWrite with no WAL I/O in progress, the sampler checks the
- * scheduler state of the no-wait processes (/proc/<pid>/stat, at most a
- * few per sample): a sleeping one is the leader in its commit_delay and
- * is counted as Timeout:CommitDelay instead of CPU.
+ * commit_delay > 0 (as seen by the worker) and no WAL I/O is in progress,
+ * the sampler checks the scheduler state of the no-wait processes
+ * (/proc/<pid>/stat, at most a few per sample): a sleeping one is taken
+ * for the leader in its commit_delay and counted as Timeout:CommitDelay
+ * instead of CPU.
  *
  * IDENTIFICATION
  *	  src/sampler.c
@@ -501,7 +501,6 @@ take_sample(uint64 time_us)
 	PGPROC	   *procs = ProcGlobal->allProcs;
 	int			cand_slot[WP_MAX_CANDIDATES];
 	int			ncand = 0;
-	uint32		wal_write_lock = 0;
 	uint32		wal_io = 0;
 	int			i;
 
@@ -534,10 +533,7 @@ take_sample(uint64 time_us)
 			cur.checkpointer_busy++;
 
 		if (wei == wei_wal_write_lock)
-		{
 			cur.wal_write_lock_sum++;
-			wal_write_lock++;
-		}
 		else if (wei == wei_wal_insert_lock)
 			cur.wal_insert_lock_sum++;
 		else if (wei == WAIT_EVENT_WAL_SYNC)
@@ -562,12 +558,14 @@ take_sample(uint64 time_us)
 	}
 
 	/*
-	 * WALWriteLock is held by one process.  When others queue on it and no
-	 * one is doing WAL I/O, a no-wait process that sleeps is the leader in
-	 * its commit_delay.
+	 * Only the holder of WALWriteLock sleeps in commit_delay, so at most one
+	 * process can.  While no one does WAL I/O (which the holder would be
+	 * doing otherwise), a no-wait process that the kernel shows asleep is
+	 * in an uninstrumented sleep: the commit_delay of a flush leader (or,
+	 * rarely, a spinlock back-off).
 	 */
 	{
-		bool		found = (wal_write_lock == 0 || wal_io > 0 || !enableFsync);
+		bool		found = (wal_io > 0 || !enableFsync);
 		int			c;
 
 		for (c = 0; c < ncand; c++)
@@ -578,6 +576,8 @@ take_sample(uint64 time_us)
 			{
 				found = true;
 				cur.commit_delay_sum++;
+				if (slot_btype[s] == bt_client)
+					cur.cpu_sum--;	/* counted as CPU in the scan */
 				profile_add(slot_btype[s], WP_WEI_COMMIT_DELAY, time_us);
 			}
 			else

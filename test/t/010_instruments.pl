@@ -178,6 +178,28 @@ cmp_ok($node->safe_psql('postgres', 'SELECT commits_timed FROM walpilot.status')
 cmp_ok($node->safe_psql('postgres', 'SELECT samples_taken FROM walpilot.status'),
 	'>', 0, 'status counts samples');
 
+# commit_delay: the sleeping flush leader shows no wait event in 15; the
+# sampler tells it apart from CPU.  commit_siblings = 0 makes every leader
+# sleep; an insert-only load has no row contention.
+$node->safe_psql('postgres', 'CREATE TABLE wp_ins (a int)');
+$node->append_conf('postgresql.conf', "commit_delay = 3000\ncommit_siblings = 0\n");
+$node->reload;
+$node->poll_query_until('postgres', "SELECT current_setting('commit_delay') = '3000'");
+sleep 1;
+my $script = $node->basedir . '/insert.sql';
+PostgreSQL::Test::Utils::append_to_file($script, "INSERT INTO wp_ins VALUES (1);\n");
+reset_both();
+pgbench('-n', '-c', '4', '-j', '2', '-T', '4', '-f', $script);
+$wp = walpilot_counts("backend_type = 'client backend'");
+my $cd = $wp->{'Timeout:CommitDelay'} // 0;
+my $cpu = $wp->{'CPU:CPU'} // 0;
+cmp_ok($cd, '>', 0, "commit_delay sleep is seen as Timeout:CommitDelay ($cd samples, CPU $cpu)");
+cmp_ok($node->safe_psql('postgres',
+		'SELECT sum(commit_delay_sleepers) FROM walpilot.timeline'),
+	'>', 0, 'timeline shows commit_delay sleepers');
+$node->append_conf('postgresql.conf', "commit_delay = 0\n");
+$node->reload;
+
 # mode = off: no timing, no sampling.
 $node->append_conf('postgresql.conf', "walpilot.mode = off\n");
 $node->reload;
