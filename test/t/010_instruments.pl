@@ -197,6 +197,17 @@ cmp_ok($cd, '>', 0, "commit_delay sleep is seen as Timeout:CommitDelay ($cd samp
 cmp_ok($node->safe_psql('postgres',
 		'SELECT sum(commit_delay_sleepers) FROM walpilot.timeline'),
 	'>', 0, 'timeline shows commit_delay sleepers');
+# Here followers queue on WALWrite behind the sleeping leader: compare the
+# WAL lock shares with pg_wait_sampling again, under real contention.
+($wps, $wpt) = shares(walpilot_counts());
+($pgs, $pgt) = shares(pgws_counts());
+cmp_ok($wps->{'LWLock:WALWrite'}, '>', 5, 'followers wait on LWLock:WALWrite');
+for my $k ('LWLock:WALWrite', 'WAL')
+{
+	cmp_ok(abs($wps->{$k} - $pgs->{$k}), '<=', 5,
+		sprintf("under commit_delay, share of %s: walpilot %.1f %%, pg_wait_sampling %.1f %% (of %d / %d waiting samples)",
+			$k, $wps->{$k}, $pgs->{$k}, $wpt, $pgt));
+}
 $node->append_conf('postgresql.conf', "commit_delay = 0\n");
 $node->reload;
 
