@@ -44,7 +44,8 @@
  */
 #include "postgres.h"
 
-#include <stdio.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "access/xlog.h"
 #include "miscadmin.h"
@@ -468,23 +469,23 @@ proc_is_sleeping(int32 pid)
 #ifdef __linux__
 	char		path[64];
 	char		buf[128];
-	FILE	   *f;
+	int			fd;
+	ssize_t		n;
 	char	   *p;
-	bool		result = false;
 
+	/* plain syscalls: no stdio buffer, nothing allocated */
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
-	f = fopen(path, "r");
-	if (f == NULL)
+	fd = open(path, O_RDONLY, 0);
+	if (fd < 0)
 		return false;
-	if (fgets(buf, sizeof(buf), f) != NULL)
-	{
-		/* "pid (comm) S ...": the state follows the last ')' */
-		p = strrchr(buf, ')');
-		if (p != NULL && p[1] == ' ' && p[2] == 'S')
-			result = true;
-	}
-	fclose(f);
-	return result;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	/* "pid (comm) S ...": the state follows the last ')' */
+	p = strrchr(buf, ')');
+	return p != NULL && p[1] == ' ' && p[2] == 'S';
 #else
 	return false;
 #endif
