@@ -13,7 +13,11 @@ OBJS = \
 	src/settings.o \
 	src/probe.o \
 	src/checkpoints.o \
-	src/commit_window_stub.o
+	src/commit_window_stub.o \
+	src/commit_timing.o \
+	src/sampler.o \
+	src/timeline.o \
+	src/sqlfuncs_instruments.o
 
 EXTENSION = walpilot
 DATA = $(wildcard sql/walpilot--*.sql)
@@ -22,7 +26,7 @@ PGFILEDESC = "walpilot - WAL commit path observer and tuner"
 PG_CPPFLAGS = -I$(srcdir)/src
 
 # pg_regress: its own temporary, preloaded instance.
-REGRESS = setup status guc privileges storage cleanup
+REGRESS = setup status guc privileges instruments storage cleanup
 REGRESS_OPTS = --temp-instance=./tmp_check \
 	--temp-config=$(srcdir)/test/regress.conf --port=54329
 

@@ -20,6 +20,9 @@ CREATE FUNCTION walpilot.status_data(
     OUT ticks bigint,
     OUT stats_reset_at timestamptz,
     OUT version text,
+    OUT samples_taken bigint,
+    OUT missed_ticks bigint,
+    OUT commits_timed bigint,
     OUT pilot_state text,
     OUT pilot_setting text,
     OUT pilot_candidate text)
@@ -148,6 +151,94 @@ COMMENT ON VIEW walpilot.checkpoints IS
     'the last 64 checkpoints: start, end, reason, buffers, write and sync phase times, WAL distance, checkpoint_flush_after, and foreground commits during vs outside';
 
 --
+-- wait_profile: sampled wait events of every process, cumulative
+--
+CREATE FUNCTION walpilot.wait_profile_data(
+    OUT backend_type text,
+    OUT wait_event_type text,
+    OUT wait_event text,
+    OUT samples bigint,
+    OUT seconds double precision,
+    OUT pct_of_active double precision)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'walpilot_wait_profile_data'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION walpilot.wait_profile_data() IS
+    'the function behind walpilot.wait_profile';
+
+CREATE VIEW walpilot.wait_profile AS
+    SELECT * FROM walpilot.wait_profile_data();
+
+COMMENT ON VIEW walpilot.wait_profile IS
+    'samples per backend type and wait event since reset; CPU = active with no wait event; idle waits (Activity, Client) have no pct_of_active';
+
+--
+-- commit_latency: durable-commit latency histogram, cumulative
+--
+CREATE FUNCTION walpilot.commit_latency_data(
+    OUT bucket_lower_us bigint,
+    OUT bucket_upper_us bigint,
+    OUT commits bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'walpilot_commit_latency_data'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION walpilot.commit_latency_data() IS
+    'the function behind walpilot.commit_latency';
+
+CREATE VIEW walpilot.commit_latency AS
+    SELECT * FROM walpilot.commit_latency_data();
+
+COMMENT ON VIEW walpilot.commit_latency IS
+    'durable commits since reset per latency bucket [bucket_lower_us, bucket_upper_us); commit record insert to flush return';
+
+--
+-- timeline: one row per second, oldest first
+--
+CREATE FUNCTION walpilot.timeline_data(
+    OUT ts timestamptz,
+    OUT samples integer,
+    OUT missed_ticks integer,
+    OUT active_backends double precision,
+    OUT cpu_backends double precision,
+    OUT commits bigint,
+    OUT async_commits bigint,
+    OUT commit_p50_us bigint,
+    OUT commit_p95_us bigint,
+    OUT commit_p99_us bigint,
+    OUT commit_max_us bigint,
+    OUT wal_write_lock_waiters double precision,
+    OUT wal_insert_lock_waiters double precision,
+    OUT wal_sync_waiters double precision,
+    OUT wal_write_waiters double precision,
+    OUT commit_delay_sleepers double precision,
+    OUT wal_flushes bigint,
+    OUT commits_per_flush double precision,
+    OUT wal_bytes bigint,
+    OUT wal_records bigint,
+    OUT wal_fpi bigint,
+    OUT wal_buffers_full bigint,
+    OUT wal_writes bigint,
+    OUT wal_syncs bigint,
+    OUT wal_write_time_us bigint,
+    OUT wal_sync_time_us bigint,
+    OUT checkpointer_busy double precision,
+    OUT checkpoint_started boolean)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'walpilot_timeline_data'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION walpilot.timeline_data() IS
+    'the function behind walpilot.timeline';
+
+CREATE VIEW walpilot.timeline AS
+    SELECT * FROM walpilot.timeline_data();
+
+COMMENT ON VIEW walpilot.timeline IS
+    'one row per second of the last walpilot.history_size seconds, oldest first: activity, commits and their latency, WAL waiters (averages over the second''s samples), WAL counters';
+
+--
 -- actions (superuser only)
 --
 CREATE FUNCTION walpilot.revert()
@@ -181,3 +272,9 @@ GRANT EXECUTE ON FUNCTION walpilot.storage_data() TO pg_monitor;
 GRANT SELECT ON walpilot.storage TO pg_monitor;
 GRANT EXECUTE ON FUNCTION walpilot.checkpoints_data() TO pg_monitor;
 GRANT SELECT ON walpilot.checkpoints TO pg_monitor;
+GRANT EXECUTE ON FUNCTION walpilot.wait_profile_data() TO pg_monitor;
+GRANT SELECT ON walpilot.wait_profile TO pg_monitor;
+GRANT EXECUTE ON FUNCTION walpilot.commit_latency_data() TO pg_monitor;
+GRANT SELECT ON walpilot.commit_latency TO pg_monitor;
+GRANT EXECUTE ON FUNCTION walpilot.timeline_data() TO pg_monitor;
+GRANT SELECT ON walpilot.timeline TO pg_monitor;

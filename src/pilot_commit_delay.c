@@ -1079,37 +1079,3 @@ wp_pilot_describe(char *st, char *cur, char *cand, size_t len)
 	strlcpy(cand, pilot->candidate, len);
 	LWLockRelease(wp_shared->lock);
 }
-
-/*
- * XXX: temporary transaction callback until commit timing lands; it will
- * call the entry points above from commit_timing.c instead.
- */
-#include "access/parallel.h"
-#include "access/transam.h"
-#include "access/xact.h"
-#include "access/xlog.h"
-
-static void
-wp_pilot_xact_callback(XactEvent event, void *arg)
-{
-	switch (event)
-	{
-		case XACT_EVENT_PRE_COMMIT:
-			wp_pilot_before_commit(TransactionIdIsValid(GetTopTransactionIdIfAny()) &&
-								   XactLastRecEnd != 0 &&
-								   synchronous_commit > SYNCHRONOUS_COMMIT_OFF);
-			break;
-		case XACT_EVENT_COMMIT:
-		case XACT_EVENT_ABORT:
-			wp_pilot_after_commit();
-			break;
-		default:
-			break;
-	}
-}
-
-void
-wp_pilot_register_xact_callback(void)
-{
-	RegisterXactCallback(wp_pilot_xact_callback, NULL);
-}

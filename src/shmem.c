@@ -60,6 +60,9 @@ wp_shmem_size(void)
 	size = add_size(size, wp_pilot_shmem_size());
 	size = add_size(size, wp_probe_shmem_size());
 	size = add_size(size, wp_checkpoints_shmem_size());
+	size = add_size(size, wp_commit_timing_shmem_size());
+	size = add_size(size, wp_sampler_shmem_size());
+	size = add_size(size, wp_timeline_shmem_size());
 
 	return size;
 }
@@ -108,6 +111,9 @@ wp_shmem_startup(void)
 	wp_pilot_shmem_init();
 	wp_probe_shmem_init();
 	wp_checkpoints_shmem_init();
+	wp_commit_timing_shmem_init();
+	wp_sampler_shmem_init();
+	wp_timeline_shmem_init();
 
 	LWLockRelease(AddinShmemInitLock);
 }
@@ -157,4 +163,8 @@ wp_reset_all(void)
 	LWLockAcquire(wp_shared->lock, LW_EXCLUSIVE);
 	wp_shared->stats_reset_at = now;
 	LWLockRelease(wp_shared->lock);
+
+	wp_commit_timing_reset();
+	wp_sampler_reset();
+	wp_timeline_reset();
 }

@@ -27,7 +27,7 @@
 PG_FUNCTION_INFO_V1(walpilot_status_data);
 PG_FUNCTION_INFO_V1(walpilot_reset);
 
-#define WP_STATUS_COLS	11
+#define WP_STATUS_COLS	14
 
 /*
  * walpilot_status_data
@@ -81,6 +81,16 @@ walpilot_status_data(PG_FUNCTION_ARGS)
 	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&wp_shared->ticks));
 	values[i++] = TimestampTzGetDatum(reset_at);
 	values[i++] = CStringGetTextDatum(WALPILOT_VERSION);
+	/* instruments (sampler.c, commit_timing.c) */
+	values[i++] = Int64GetDatum((int64) wp_sampler_samples_taken());
+	values[i++] = Int64GetDatum((int64) wp_sampler_missed_ticks());
+	{
+		WpCommitTotals *t = palloc(sizeof(WpCommitTotals));
+
+		wp_commit_totals(t);
+		values[i++] = Int64GetDatum((int64) t->durable);
+		pfree(t);
+	}
 	wp_pilot_describe(pilot_state, pilot_current, pilot_candidate,
 					  sizeof(pilot_state));
 	values[i++] = CStringGetTextDatum(pilot_state);

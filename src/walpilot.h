@@ -127,7 +127,6 @@ extern void wp_pilot_after_commit(void);
 extern void wp_pilot_tick(TimestampTz now);
 extern void wp_pilot_stop(const char *why);
 extern void wp_pilot_worker_start(void);
-extern void wp_pilot_register_xact_callback(void);
 extern void wp_pilot_request_revert(void);
 extern void wp_pilot_describe(char *st, char *cur, char *cand, size_t len);
 
@@ -183,6 +182,121 @@ extern bool wp_commit_window(TimestampTz from, TimestampTz to,
 extern int	wp_commit_seconds_between(TimestampTz from, TimestampTz to,
 									  uint64 *counts, int max_seconds);
 extern bool wp_commit_flush_leader_us(double *p50_us, uint64 *flushes);
+
+/*---- commit_timing.c ----*/
+
+/*
+ * Durable-commit latency histogram: log buckets, 4 per power of two above
+ * 8 us, exact 1-us buckets below.  Bucket 0 holds commits under 1 us, the
+ * last bucket everything from 2^24 us (16.8 s) up.
+ */
+#define WP_HIST_EXACT			8	/* buckets [0,1) .. [7,8) us */
+#define WP_HIST_SUB				4	/* sub-buckets per power of two */
+#define WP_HIST_MAX_LOG2		24	/* overflow bucket starts at 2^24 us */
+#define WP_HIST_BUCKETS \
+	(WP_HIST_EXACT + (WP_HIST_MAX_LOG2 - 3) * WP_HIST_SUB + 1)
+
+/* Cumulative commit counters since the server started or walpilot.reset(). */
+typedef struct WpCommitTotals
+{
+	uint64		durable;		/* durable commits timed */
+	uint64		async;			/* commits that wrote a record, no flush wait */
+	uint64		led_flush;		/* durable commits whose backend did the sync */
+	uint64		sum_us;			/* sum of durable commit latencies */
+	uint64		hist[WP_HIST_BUCKETS];	/* durable commits per bucket */
+} WpCommitTotals;
+
+extern Size wp_commit_timing_shmem_size(void);
+extern void wp_commit_timing_shmem_init(void);
+extern void wp_commit_timing_register(void);
+extern void wp_commit_timing_reset(void);
+extern void wp_commit_totals(WpCommitTotals *out);
+extern void wp_commit_totals_raw(WpCommitTotals *out);
+extern bool wp_commit_leader_known(void);
+extern int	wp_hist_bucket(uint64 us);
+extern uint64 wp_hist_lower_us(int bucket);
+extern int64 wp_hist_upper_us(int bucket);
+extern double wp_hist_percentile(const uint64 *hist, uint64 total,
+								 double fraction, uint64 max_us);
+
+/* Worker side: per-second harvest of the per-backend slots. */
+typedef struct WpCommitSecond
+{
+	uint64		durable;
+	uint64		async;
+	uint64		led_flush;
+	uint64		max_us;
+	uint64		hist[WP_HIST_BUCKETS];
+} WpCommitSecond;
+
+extern void wp_commit_harvest(WpCommitSecond *out);
+
+/*---- sampler.c / timeline.c ----*/
+
+/*
+ * One second of the timeline, as the worker closes it.  Waiter fields are
+ * sums over the second's samples (divide by samples for an average);
+ * commit and WAL fields are counts over the second.  This is also what
+ * the pilot reads, through wp_timeline_get_second()/wp_timeline_last().
+ */
+typedef struct WpSecond
+{
+	TimestampTz ts;				/* start of the second */
+	int32		samples;		/* samples taken in it (0: worker stalled) */
+	int32		missed_ticks;	/* sample ticks missed in it */
+	uint32		active_sum;		/* client backends not in an idle wait */
+	uint32		cpu_sum;		/* ... of which on CPU (no wait event) */
+	uint32		wal_write_lock_sum; /* LWLock:WALWrite */
+	uint32		wal_insert_lock_sum;	/* LWLock:WALInsert */
+	uint32		wal_sync_sum;	/* IO:WALSync */
+	uint32		wal_write_sum;	/* IO:WALWrite */
+	uint32		commit_delay_sum;	/* inferred commit_delay sleepers */
+	uint32		checkpointer_busy;	/* samples with the checkpointer working */
+	uint64		commits;		/* durable commits */
+	uint64		async_commits;
+	uint64		commit_flushes; /* durable commits that led their flush */
+	uint32		commit_p50_us;
+	uint32		commit_p95_us;
+	uint32		commit_p99_us;
+	uint32		commit_max_us;
+	uint64		wal_bytes;		/* insert position advance (own, exact) */
+	uint64		wal_records;	/* pg_stat_wal deltas (lag about 1 s) */
+	uint64		wal_fpi;
+	uint64		wal_buffers_full;
+	uint64		wal_writes;
+	uint64		wal_syncs;
+	uint64		wal_write_time_us;
+	uint64		wal_sync_time_us;
+	bool		checkpoint_started; /* redo pointer moved in this second */
+} WpSecond;
+
+extern Size wp_sampler_shmem_size(void);
+extern void wp_sampler_shmem_init(void);
+extern void wp_sampler_tick(TimestampTz now);
+extern void wp_sampler_reset(void);
+extern uint64 wp_sampler_samples_taken(void);
+extern uint64 wp_sampler_missed_ticks(void);
+
+extern Size wp_timeline_shmem_size(void);
+extern void wp_timeline_shmem_init(void);
+extern void wp_timeline_append(const WpSecond *sec);
+extern void wp_timeline_reset(void);
+extern bool wp_timeline_get_second(int64 age_s, WpSecond *out);
+extern int	wp_timeline_last(int n, WpSecond *out);
+
+/* Wait-profile snapshot for SQL (sampler.c). */
+typedef struct WpProfileRow
+{
+	char		backend_type[NAMEDATALEN];
+	uint32		wait_event_info;
+	uint64		samples;
+	uint64		time_us;
+} WpProfileRow;
+
+extern int	wp_sampler_profile_snapshot(WpProfileRow **rows);
+extern void wp_wait_event_names(uint32 wei, const char **type,
+								const char **event);
+extern bool wp_wait_event_is_idle(uint32 wei);
 
 /*---- worker.c ----*/
 extern void wp_worker_register(void);

@@ -98,9 +98,10 @@ static void
 worker_tick(TimestampTz now)
 {
 	pg_atomic_fetch_add_u64(&wp_shared->ticks, 1);
-	wp_pilot_tick(now);
+	wp_sampler_tick(now);
 	wp_checkpoints_worker_tick(now);
 	wp_probe_worker_tick(now);
+	wp_pilot_tick(now);
 }
 
 /*

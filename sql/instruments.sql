@@ -1,0 +1,65 @@
+--
+-- instruments: wait_profile, commit_latency, timeline and the status
+-- counters — column contracts, reset behaviour, privileges
+--
+\d walpilot.wait_profile
+\d walpilot.commit_latency
+\d walpilot.timeline
+-- the histogram has a fixed shape: contiguous buckets from 0 us, the last open
+SELECT count(*) AS buckets,
+       min(bucket_lower_us) AS lowest,
+       count(*) FILTER (WHERE bucket_upper_us IS NULL) AS open_buckets,
+       max(bucket_lower_us) AS last_lower_us
+  FROM walpilot.commit_latency;
+SELECT bool_and(bucket_upper_us = next_lower) AS contiguous
+  FROM (SELECT bucket_upper_us,
+               lead(bucket_lower_us) OVER (ORDER BY bucket_lower_us) AS next_lower
+          FROM walpilot.commit_latency) s
+ WHERE next_lower IS NOT NULL;
+-- reset clears the profile, the histogram, the timeline and the counters
+-- (a second may close between reset and query: allow what one second holds)
+SELECT pg_sleep(1.2);
+SELECT (SELECT sum(samples) FROM walpilot.wait_profile) > 100 AS profile_filled,
+       (SELECT count(*) FROM walpilot.timeline) >= 1 AS timeline_filled;
+SELECT walpilot.reset() IS NOT NULL AS reset_ok;
+SELECT coalesce(sum(samples), 0) < 100 AS profile_cleared FROM walpilot.wait_profile;
+SELECT sum(commits) AS commits FROM walpilot.commit_latency;
+SELECT count(*) <= 1 AS timeline_cleared FROM walpilot.timeline;
+SELECT commits_timed < 5 AS commits_cleared, missed_ticks < 5 AS missed_cleared
+  FROM walpilot.status;
+-- durable commits are timed; read-only and xid-less ones are not
+CREATE TABLE wp_instr (a int);
+INSERT INTO wp_instr VALUES (1);
+INSERT INTO wp_instr VALUES (2);
+SELECT count(*) FROM wp_instr;
+SELECT commits_timed >= 3 AS durable_counted FROM walpilot.status;
+SELECT sum(commits) >= 3 AS histogram_counted FROM walpilot.commit_latency;
+-- asynchronous commits do not enter the durable histogram
+SELECT walpilot.reset() IS NOT NULL AS reset_ok;
+SET synchronous_commit = off;
+INSERT INTO wp_instr VALUES (3);
+RESET synchronous_commit;
+SELECT commits_timed = 0 AS async_not_timed FROM walpilot.status;
+DROP TABLE wp_instr;
+-- readers for pg_monitor, nothing for others
+CREATE ROLE regress_wp_instr_monitor LOGIN IN ROLE pg_monitor;
+CREATE ROLE regress_wp_instr_plain LOGIN;
+SET ROLE regress_wp_instr_monitor;
+SELECT count(*) >= 0 AS ok FROM walpilot.wait_profile;
+SELECT count(*) >= 0 AS ok FROM walpilot.commit_latency;
+SELECT count(*) >= 0 AS ok FROM walpilot.timeline;
+SELECT samples_taken >= 0 AS ok FROM walpilot.status;
+SET ROLE regress_wp_instr_plain;
+SELECT count(*) FROM walpilot.wait_profile;
+SELECT count(*) FROM walpilot.commit_latency;
+SELECT count(*) FROM walpilot.timeline;
+RESET ROLE;
+GRANT USAGE ON SCHEMA walpilot TO regress_wp_instr_plain;
+SET ROLE regress_wp_instr_plain;
+SELECT count(*) FROM walpilot.wait_profile_data();
+SELECT count(*) FROM walpilot.commit_latency_data();
+SELECT count(*) FROM walpilot.timeline_data();
+RESET ROLE;
+REVOKE USAGE ON SCHEMA walpilot FROM regress_wp_instr_plain;
+DROP ROLE regress_wp_instr_monitor;
+DROP ROLE regress_wp_instr_plain;

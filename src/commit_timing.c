@@ -1,0 +1,494 @@
+/*-------------------------------------------------------------------------
+ *
+ * commit_timing.c
+ *		Time every durable commit from inside the committing backend.
+ *
+ * A transaction callback, registered once in _PG_init and inherited by
+ * every backend, decides at XACT_EVENT_PRE_COMMIT whether the commit will
+ * write a commit record and wait for its flush (INTERNALS.md section 4.3:
+ * an xid, WAL written, synchronous_commit above off), and at
+ * XACT_EVENT_COMMIT takes one clock reading.  The interval measured runs
+ * from the server's own stop timestamp, taken immediately before the
+ * commit record is inserted (GetCurrentTransactionStopTimestamp), to just
+ * after the flush returned (plus the clog update, any synchronous
+ * replication wait and ProcArrayEndTransaction, which run before the
+ * COMMIT callback).  Only one clock read per commit is added.
+ *
+ * A backend led its flush when its own WAL sync counter moved across the
+ * window; that gives commits per flush exactly.
+ *
+ * The commit path takes no lock, allocates nothing and cannot raise an
+ * error: each backend owns one padded slot of counters, indexed by its
+ * PGPROC number, and is the only writer of it (plain atomic loads and
+ * stores, no locked instructions).  Slots are never cleared: the worker
+ * reads per-second deltas against its own copy, and walpilot.reset()
+ * records a baseline (under wp_shared->lock) that readers subtract.
+ *
+ * IDENTIFICATION
+ *	  src/commit_timing.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/parallel.h"
+#include "access/transam.h"
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "miscadmin.h"
+#include "port/pg_bitutils.h"
+#include "storage/proc.h"
+#include "storage/shmem.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#include "walpilot.h"
+
+/* One backend's counters; one writer (the owner), many readers. */
+typedef struct WpCommitSlot
+{
+	pg_atomic_uint64 durable;
+	pg_atomic_uint64 async;
+	pg_atomic_uint64 led_flush;
+	pg_atomic_uint64 sum_us;
+	pg_atomic_uint64 max_us;	/* largest since the worker last took it */
+	pg_atomic_uint64 hist[WP_HIST_BUCKETS];
+} WpCommitSlot;
+
+#define WP_SLOT_STRIDE	TYPEALIGN(PG_CACHE_LINE_SIZE, sizeof(WpCommitSlot))
+
+typedef struct WpCommitShared
+{
+	int			nslots;
+	bool		leader_known;	/* false where leader detection is absent */
+	WpCommitTotals baseline;	/* at the last reset; wp_shared->lock */
+} WpCommitShared;
+
+static WpCommitShared *commit_shared = NULL;
+static char *commit_slots = NULL;	/* nslots * WP_SLOT_STRIDE bytes */
+
+/* Backend-local state between PRE_COMMIT and COMMIT. */
+typedef enum WpPending
+{
+	WP_PENDING_NONE,
+	WP_PENDING_DURABLE,
+	WP_PENDING_ASYNC
+} WpPending;
+
+static WpPending pending = WP_PENDING_NONE;
+#if WP_HAVE_LEADER_DETECTION
+static uint64 pending_syncs;
+static uint64 pending_writes;
+#endif
+
+/* Worker-local copy of every slot, for per-second deltas. */
+typedef struct WpSlotSeen
+{
+	uint64		durable;
+	uint64		async;
+	uint64		led_flush;
+	uint64		hist[WP_HIST_BUCKETS];
+} WpSlotSeen;
+
+static WpSlotSeen *seen = NULL;
+
+static inline WpCommitSlot *
+slot_at(int i)
+{
+	return (WpCommitSlot *) (commit_slots + (Size) i * WP_SLOT_STRIDE);
+}
+
+/* One writer: a plain load and store, no locked instruction. */
+static inline void
+slot_add(pg_atomic_uint64 *c, uint64 n)
+{
+	pg_atomic_write_u64(c, pg_atomic_read_u64(c) + n);
+}
+
+/*
+ * wp_hist_bucket
+ *		Histogram bucket of a latency in microseconds.
+ */
+int
+wp_hist_bucket(uint64 us)
+{
+	int			e;
+
+	if (us < WP_HIST_EXACT)
+		return (int) us;
+	e = pg_leftmost_one_pos64(us);
+	if (e >= WP_HIST_MAX_LOG2)
+		return WP_HIST_BUCKETS - 1;
+	return WP_HIST_EXACT + (e - 3) * WP_HIST_SUB +
+		(int) ((us >> (e - 2)) & (WP_HIST_SUB - 1));
+}
+
+/*
+ * wp_hist_lower_us / wp_hist_upper_us
+ *		Bounds of a bucket: [lower, upper) in microseconds; the last bucket
+ *		has no upper bound (-1).
+ */
+uint64
+wp_hist_lower_us(int bucket)
+{
+	int			e,
+				sub;
+
+	if (bucket < WP_HIST_EXACT)
+		return (uint64) bucket;
+	if (bucket >= WP_HIST_BUCKETS - 1)
+		return UINT64CONST(1) << WP_HIST_MAX_LOG2;
+	e = 3 + (bucket - WP_HIST_EXACT) / WP_HIST_SUB;
+	sub = (bucket - WP_HIST_EXACT) % WP_HIST_SUB;
+	return (uint64) (WP_HIST_SUB + sub) << (e - 2);
+}
+
+int64
+wp_hist_upper_us(int bucket)
+{
+	if (bucket >= WP_HIST_BUCKETS - 1)
+		return -1;
+	return (int64) wp_hist_lower_us(bucket + 1);
+}
+
+/*
+ * wp_hist_percentile
+ *		The latency below which the given fraction of commits fall,
+ *		interpolated linearly inside its bucket and capped by max_us when
+ *		that is known (non-zero).  Returns 0 for an empty histogram.
+ */
+double
+wp_hist_percentile(const uint64 *hist, uint64 total, double fraction,
+				   uint64 max_us)
+{
+	uint64		rank;
+	uint64		below = 0;
+	int			b;
+
+	if (total == 0)
+		return 0.0;
+	rank = (uint64) ceil(fraction * (double) total);
+	if (rank < 1)
+		rank = 1;
+	for (b = 0; b < WP_HIST_BUCKETS; b++)
+	{
+		if (hist[b] == 0)
+			continue;
+		if (below + hist[b] >= rank)
+		{
+			double		lo = (double) wp_hist_lower_us(b);
+			double		hi;
+			double		v;
+
+			if (b == WP_HIST_BUCKETS - 1)
+				hi = Max((double) max_us, lo);
+			else
+				hi = (double) wp_hist_upper_us(b);
+			v = lo + (hi - lo) * ((double) (rank - below) / (double) hist[b]);
+			if (max_us > 0 && v > (double) max_us)
+				v = (double) max_us;
+			return v;
+		}
+		below += hist[b];
+	}
+	return (double) max_us;
+}
+
+/*
+ * wp_commit_timing_shmem_size
+ *		Header plus one padded slot per PGPROC (known in the request hook).
+ */
+Size
+wp_commit_timing_shmem_size(void)
+{
+	Size		size = CACHELINEALIGN(sizeof(WpCommitShared));
+
+	size = add_size(size, mul_size(wp_max_procs(), WP_SLOT_STRIDE));
+	return size;
+}
+
+/*
+ * wp_commit_timing_shmem_init
+ *		Create or attach the region; caller holds AddinShmemInitLock.
+ */
+void
+wp_commit_timing_shmem_init(void)
+{
+	bool		found;
+	char	   *base;
+
+	base = ShmemInitStruct("walpilot commit timing",
+						   wp_commit_timing_shmem_size(), &found);
+	commit_shared = (WpCommitShared *) base;
+	commit_slots = base + CACHELINEALIGN(sizeof(WpCommitShared));
+	if (!found)
+	{
+		int			i,
+					b;
+
+		memset(commit_shared, 0, sizeof(WpCommitShared));
+		commit_shared->nslots = wp_max_procs();
+		commit_shared->leader_known = (WP_HAVE_LEADER_DETECTION != 0);
+		for (i = 0; i < commit_shared->nslots; i++)
+		{
+			WpCommitSlot *s = slot_at(i);
+
+			pg_atomic_init_u64(&s->durable, 0);
+			pg_atomic_init_u64(&s->async, 0);
+			pg_atomic_init_u64(&s->led_flush, 0);
+			pg_atomic_init_u64(&s->sum_us, 0);
+			pg_atomic_init_u64(&s->max_us, 0);
+			for (b = 0; b < WP_HIST_BUCKETS; b++)
+				pg_atomic_init_u64(&s->hist[b], 0);
+		}
+	}
+}
+
+/*
+ * record_commit
+ *		Add one finished commit to our own slot.  Commit path: no lock, no
+ *		allocation, no error.
+ */
+static void
+record_commit(WpCommitSlot *s, uint64 us, bool led)
+{
+	slot_add(&s->hist[wp_hist_bucket(us)], 1);
+	slot_add(&s->sum_us, us);
+	if (led)
+		slot_add(&s->led_flush, 1);
+	if (us > pg_atomic_read_u64(&s->max_us))
+		pg_atomic_write_u64(&s->max_us, us);
+	/* last, so a reader that sees the count also sees the bucket */
+	pg_write_barrier();
+	slot_add(&s->durable, 1);
+}
+
+/*
+ * wp_xact_callback
+ *		Transaction callback of every process that loaded walpilot.
+ *
+ * Top-level events only (parallel workers get the PARALLEL_* events and
+ * are ignored).  Calls the pilot's entry points whatever the mode; the
+ * timing itself is a no-op when walpilot.mode = off.
+ */
+static void
+wp_xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_PRE_COMMIT:
+			{
+				bool		has_xid;
+				bool		durable;
+
+				has_xid = TransactionIdIsValid(GetTopTransactionIdIfAny());
+				durable = has_xid && XactLastRecEnd != 0 &&
+					synchronous_commit > SYNCHRONOUS_COMMIT_OFF;
+
+				pending = WP_PENDING_NONE;
+				if (has_xid && wp_mode != WP_MODE_OFF &&
+					commit_slots != NULL && MyProc != NULL)
+				{
+					pending = durable ? WP_PENDING_DURABLE : WP_PENDING_ASYNC;
+#if WP_HAVE_LEADER_DETECTION
+					pending_syncs = wp_pending_wal_syncs();
+					pending_writes = wp_pending_wal_writes();
+#endif
+				}
+				wp_pilot_before_commit(durable);
+				break;
+			}
+
+		case XACT_EVENT_COMMIT:
+			if (pending == WP_PENDING_DURABLE)
+			{
+				/* the end stamp first: nothing else belongs in the window */
+				TimestampTz end = GetCurrentTimestamp();
+				TimestampTz start = GetCurrentTransactionStopTimestamp();
+				uint64		us = (end > start) ? (uint64) (end - start) : 0;
+				bool		led = false;
+
+#if WP_HAVE_LEADER_DETECTION
+				led = (wp_pending_wal_syncs() != pending_syncs) ||
+					(wp_wal_sync_is_open() &&
+					 wp_pending_wal_writes() != pending_writes);
+#endif
+				record_commit(slot_at(wp_my_proc_number()), us, led);
+			}
+			else if (pending == WP_PENDING_ASYNC)
+				slot_add(&slot_at(wp_my_proc_number())->async, 1);
+			pending = WP_PENDING_NONE;
+			wp_pilot_after_commit();
+			break;
+
+		case XACT_EVENT_ABORT:
+			pending = WP_PENDING_NONE;
+			wp_pilot_after_commit();
+			break;
+
+		default:
+			break;
+	}
+}
+
+/*
+ * wp_commit_timing_register
+ *		Install the transaction callback; called once from _PG_init.
+ */
+void
+wp_commit_timing_register(void)
+{
+	RegisterXactCallback(wp_xact_callback, NULL);
+}
+
+/*
+ * wp_commit_totals_raw
+ *		Cumulative counters of every slot since shared memory was created
+ *		(reset does not touch them: take deltas).  No lock: each counter is
+ *		read atomically, the set may be torn by commits finishing
+ *		meanwhile.  For the pilot and other worker-side readers.
+ */
+void
+wp_commit_totals_raw(WpCommitTotals *out)
+{
+	int			i,
+				b;
+
+	memset(out, 0, sizeof(WpCommitTotals));
+	if (commit_shared == NULL)
+		return;
+	for (i = 0; i < commit_shared->nslots; i++)
+	{
+		WpCommitSlot *s = slot_at(i);
+		uint64		d = pg_atomic_read_u64(&s->durable);
+
+		out->async += pg_atomic_read_u64(&s->async);
+		if (d == 0)
+			continue;
+		pg_read_barrier();
+		out->durable += d;
+		out->led_flush += pg_atomic_read_u64(&s->led_flush);
+		out->sum_us += pg_atomic_read_u64(&s->sum_us);
+		for (b = 0; b < WP_HIST_BUCKETS; b++)
+			out->hist[b] += pg_atomic_read_u64(&s->hist[b]);
+	}
+}
+
+/*
+ * wp_commit_totals
+ *		Counters since the last walpilot.reset().  Takes wp_shared->lock
+ *		briefly (shared) to copy the baseline; never call it in the commit
+ *		path.
+ */
+void
+wp_commit_totals(WpCommitTotals *out)
+{
+	WpCommitTotals base;
+	int			b;
+
+	wp_commit_totals_raw(out);
+	LWLockAcquire(wp_shared->lock, LW_SHARED);
+	memcpy(&base, &commit_shared->baseline, sizeof(base));
+	LWLockRelease(wp_shared->lock);
+
+#define WP_SUB(f) (out->f = (out->f > base.f) ? out->f - base.f : 0)
+	WP_SUB(durable);
+	WP_SUB(async);
+	WP_SUB(led_flush);
+	WP_SUB(sum_us);
+	for (b = 0; b < WP_HIST_BUCKETS; b++)
+		WP_SUB(hist[b]);
+#undef WP_SUB
+}
+
+/*
+ * wp_commit_leader_known
+ *		Whether led_flush means anything on this server version.
+ */
+bool
+wp_commit_leader_known(void)
+{
+	return commit_shared != NULL && commit_shared->leader_known;
+}
+
+/*
+ * wp_commit_timing_reset
+ *		walpilot.reset(): make the current sums the new zero.
+ */
+void
+wp_commit_timing_reset(void)
+{
+	WpCommitTotals now;
+
+	wp_commit_totals_raw(&now);
+	LWLockAcquire(wp_shared->lock, LW_EXCLUSIVE);
+	memcpy(&commit_shared->baseline, &now, sizeof(now));
+	LWLockRelease(wp_shared->lock);
+}
+
+/*
+ * wp_commit_harvest
+ *		Worker only: what every slot gained since the previous call.
+ *
+ * Keeps a private copy of every slot (allocated on first use in
+ * TopMemoryContext); slots whose counts did not move are skipped after
+ * two loads, so idle connections cost almost nothing.  The first call
+ * only primes the copy and reports zeros.
+ */
+void
+wp_commit_harvest(WpCommitSecond *out)
+{
+	bool		priming = false;
+	int			i,
+				b;
+
+	memset(out, 0, sizeof(WpCommitSecond));
+	if (commit_shared == NULL)
+		return;
+	if (seen == NULL)
+	{
+		seen = MemoryContextAllocZero(TopMemoryContext,
+									  sizeof(WpSlotSeen) * commit_shared->nslots);
+		priming = true;
+	}
+
+	for (i = 0; i < commit_shared->nslots; i++)
+	{
+		WpCommitSlot *s = slot_at(i);
+		WpSlotSeen *p = &seen[i];
+		uint64		d = pg_atomic_read_u64(&s->durable);
+		uint64		a = pg_atomic_read_u64(&s->async);
+		uint64		m;
+
+		if (a != p->async)
+		{
+			out->async += a - p->async;
+			p->async = a;
+		}
+		if (d == p->durable)
+			continue;
+		pg_read_barrier();
+		out->durable += d - p->durable;
+		p->durable = d;
+		m = pg_atomic_exchange_u64(&s->max_us, 0);
+		out->max_us = Max(out->max_us, m);
+		{
+			uint64		l = pg_atomic_read_u64(&s->led_flush);
+
+			out->led_flush += l - p->led_flush;
+			p->led_flush = l;
+		}
+		for (b = 0; b < WP_HIST_BUCKETS; b++)
+		{
+			uint64		h = pg_atomic_read_u64(&s->hist[b]);
+
+			out->hist[b] += h - p->hist[b];
+			p->hist[b] = h;
+		}
+	}
+
+	if (priming)
+		memset(out, 0, sizeof(WpCommitSecond));
+}
