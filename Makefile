@@ -13,7 +13,7 @@ OBJS = \
 	src/settings.o \
 	src/probe.o \
 	src/checkpoints.o \
-	src/commit_window_stub.o \
+	src/commit_window.o \
 	src/commit_timing.o \
 	src/sampler.o \
 	src/timeline.o \

@@ -60,10 +60,6 @@ int			wp_commit_delay_max_us = 10000;
 int			wp_max_latency_regression_pct = 10;
 int			wp_tune_interval_s = 600;
 
-/* Latency histogram: 8 buckets per power of two, 1 us .. 2^28 us. */
-#define WP_PL_SUB_BITS			3
-#define WP_PL_BUCKETS			(28 << WP_PL_SUB_BITS)
-
 /* Controller constants (see the header comment). */
 #define WP_TRIAL_PAIRS			8
 #define WP_ENGAGE_MIN_COMMITS	20		/* durable commits per second */
@@ -105,8 +101,6 @@ typedef struct WpPilotShared
 	pg_atomic_uint64 gather_wakeups;
 	pg_atomic_uint64 gather_span_sum_us;
 	pg_atomic_uint64 last_release_us;	/* end of the latest durable commit */
-	pg_atomic_uint64 durable_commits;
-	pg_atomic_uint64 latency_hist[WP_PL_BUCKETS];
 
 	/* requests from SQL to the worker */
 	pg_atomic_uint32 revert_requested;
@@ -140,7 +134,7 @@ typedef enum WpPilotState
 typedef struct WpSecondStats
 {
 	double		commits;
-	uint64		hist[WP_PL_BUCKETS];
+	uint64		hist[WP_HIST_BUCKETS];
 } WpSecondStats;
 
 /*---- backend-local state ----*/
@@ -181,11 +175,11 @@ static bool trial_is_recheck = false;
 /* trial windows: index 2*pair + (0 = current, 1 = candidate) */
 static int	trial_window = 0;
 static double trial_commits[2 * WP_TRIAL_PAIRS];
-static uint64 trial_hist[2][WP_PL_BUCKETS];
+static uint64 trial_hist[2][WP_HIST_BUCKETS];
 
 /* previous cumulative snapshot and the last seconds */
 static uint64 prev_commits = 0;
-static uint64 prev_hist[WP_PL_BUCKETS];
+static uint64 prev_hist[WP_HIST_BUCKETS];
 static bool have_prev = false;
 static TimestampTz last_second = 0;
 static TimestampTz last_group_update = 0;
@@ -219,9 +213,6 @@ wp_pilot_shmem_init(void)
 		pg_atomic_init_u64(&pilot->gather_wakeups, 0);
 		pg_atomic_init_u64(&pilot->gather_span_sum_us, 0);
 		pg_atomic_init_u64(&pilot->last_release_us, 0);
-		pg_atomic_init_u64(&pilot->durable_commits, 0);
-		for (i = 0; i < WP_PL_BUCKETS; i++)
-			pg_atomic_init_u64(&pilot->latency_hist[i], 0);
 		pg_atomic_init_u32(&pilot->revert_requested, 0);
 		for (i = 0; i < wp_max_procs(); i++)
 		{
@@ -233,63 +224,21 @@ wp_pilot_shmem_init(void)
 	}
 }
 
-/*---- histogram helpers ----*/
-
-static int
-latency_bucket(uint64 us)
-{
-	int			octave;
-	int			sub;
-
-	if (us < 1)
-		return 0;
-	octave = 63 - __builtin_clzll(us);
-	/* the bits below the leading one pick the sub-bucket */
-	if (octave >= WP_PL_SUB_BITS)
-		sub = (int) ((us >> (octave - WP_PL_SUB_BITS)) & ((1 << WP_PL_SUB_BITS) - 1));
-	else
-		sub = (int) ((us << (WP_PL_SUB_BITS - octave)) & ((1 << WP_PL_SUB_BITS) - 1));
-	return Min((octave << WP_PL_SUB_BITS) + sub, WP_PL_BUCKETS - 1);
-}
-
-static double
-bucket_lower_us(int b)
-{
-	int			octave = b >> WP_PL_SUB_BITS;
-	int			sub = b & ((1 << WP_PL_SUB_BITS) - 1);
-
-	return ldexp(1.0 + (double) sub / (1 << WP_PL_SUB_BITS), octave);
-}
+/*---- helpers ----*/
 
 /*
  * hist_quantile
- *		Quantile q of a latency histogram, interpolated within its bucket.
+ *		Quantile q of a commit-timing histogram (interpolated in a bucket).
  */
 static double
 hist_quantile(const uint64 *hist, double q)
 {
 	uint64		total = 0;
-	double		seen = 0;
 	int			i;
 
-	for (i = 0; i < WP_PL_BUCKETS; i++)
+	for (i = 0; i < WP_HIST_BUCKETS; i++)
 		total += hist[i];
-	if (total == 0)
-		return 0;
-	for (i = 0; i < WP_PL_BUCKETS; i++)
-	{
-		double		want = q * (double) total;
-
-		if (hist[i] > 0 && seen + hist[i] >= want)
-		{
-			double		lo = bucket_lower_us(i);
-			double		hi = bucket_lower_us(i + 1);
-
-			return lo + (hi - lo) * (want - seen) / hist[i];
-		}
-		seen += hist[i];
-	}
-	return bucket_lower_us(WP_PL_BUCKETS);
+	return wp_hist_percentile(hist, total, q, 0);
 }
 
 static uint64
@@ -436,7 +385,7 @@ wp_pilot_before_commit(bool durable)
 	if (pilot == NULL)
 		return;
 	wp_settings_apply_in_backend();
-	if (!durable || MyProc == NULL || wp_mode == WP_MODE_OFF)
+	if (!durable || MyProc == NULL || wp_mode != WP_MODE_TUNE)
 		return;
 
 	slot = wp_my_proc_number();
@@ -469,7 +418,7 @@ void
 wp_pilot_after_commit(void)
 {
 	instr_time	end;
-	uint64		us;
+	uint64		end_us;
 	int			slot;
 
 	if (saved_commit_delay >= 0)
@@ -483,14 +432,11 @@ wp_pilot_after_commit(void)
 
 	slot = wp_my_proc_number();
 	INSTR_TIME_SET_CURRENT(end);
-	us = INSTR_TIME_GET_MICROSEC(end) - INSTR_TIME_GET_MICROSEC(commit_started);
+	end_us = INSTR_TIME_GET_MICROSEC(end);
 	pg_atomic_write_u64(&pilot->slots[slot].arrived_us, 0);
-	pg_atomic_write_u64(&pilot->slots[slot].last_commit_us,
-						INSTR_TIME_GET_MICROSEC(end));
-	pg_atomic_write_u64(&pilot->last_release_us, INSTR_TIME_GET_MICROSEC(end));
+	pg_atomic_write_u64(&pilot->slots[slot].last_commit_us, end_us);
+	pg_atomic_write_u64(&pilot->last_release_us, end_us);
 	pg_atomic_fetch_sub_u32(&pilot->in_commit, 1);
-	pg_atomic_fetch_add_u64(&pilot->latency_hist[latency_bucket(us)], 1);
-	pg_atomic_fetch_add_u64(&pilot->durable_commits, 1);
 }
 
 /*---- worker side: measurement ----*/
@@ -503,18 +449,19 @@ wp_pilot_after_commit(void)
 static void
 take_second(WpSecondStats *s)
 {
-	uint64		commits = pg_atomic_read_u64(&pilot->durable_commits);
+	WpCommitTotals *t = palloc(sizeof(WpCommitTotals));
 	int			i;
 
-	s->commits = (double) (commits - prev_commits);
-	prev_commits = commits;
-	for (i = 0; i < WP_PL_BUCKETS; i++)
+	/* raw totals: walpilot.reset() does not disturb the pilot's windows */
+	wp_commit_totals_raw(t);
+	s->commits = (double) (t->durable - prev_commits);
+	prev_commits = t->durable;
+	for (i = 0; i < WP_HIST_BUCKETS; i++)
 	{
-		uint64		v = pg_atomic_read_u64(&pilot->latency_hist[i]);
-
-		s->hist[i] = v - prev_hist[i];
-		prev_hist[i] = v;
+		s->hist[i] = t->hist[i] - prev_hist[i];
+		prev_hist[i] = t->hist[i];
 	}
+	pfree(t);
 }
 
 /*
@@ -821,7 +768,7 @@ trial_second(const WpSecondStats *s)
 	int			i;
 
 	trial_commits[trial_window] = s->commits;
-	for (i = 0; i < WP_PL_BUCKETS; i++)
+	for (i = 0; i < WP_HIST_BUCKETS; i++)
 		trial_hist[arm][i] += s->hist[i];
 	trial_window++;
 
