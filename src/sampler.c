@@ -503,6 +503,7 @@ take_sample(uint64 time_us)
 	int			cand_slot[WP_MAX_CANDIDATES];
 	int			ncand = 0;
 	uint32		wal_io = 0;
+	bool		delay_in_force = CommitDelay > 0 || wp_settings_delay_managed();
 	int			i;
 
 	for (i = 0; i < nslots; i++)
@@ -549,7 +550,7 @@ take_sample(uint64 time_us)
 		}
 
 		/* a possible commit_delay sleeper: decided after the scan */
-		if (wei == 0 && CommitDelay > 0 && ncand < WP_MAX_CANDIDATES &&
+		if (wei == 0 && delay_in_force && ncand < WP_MAX_CANDIDATES &&
 			bt != bt_checkpointer && bt != bt_walwriter)
 		{
 			cand_slot[ncand++] = i;

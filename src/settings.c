@@ -354,3 +354,19 @@ wp_decisions_copy(WpDecision **out)
 	*out = buf;
 	return n;
 }
+
+/*
+ * wp_settings_delay_managed
+ *		Does walpilot currently publish a commit_delay above 0?  (The
+ *		sampler's commit_delay inference: the worker's own commit_delay is
+ *		the configured one, not what backends run with.)
+ */
+bool
+wp_settings_delay_managed(void)
+{
+	bool		managed;
+	int32		targets[WP_NUM_KNOBS];
+
+	return wp_settings_target(&managed, targets, NULL) && managed &&
+		targets[WP_KNOB_COMMIT_DELAY] > 0;
+}

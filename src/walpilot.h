@@ -106,6 +106,7 @@ extern bool wp_settings_target(bool *managed, int32 *targets,
 							   uint32 *generation);
 extern void wp_settings_apply_in_backend(void);
 extern void wp_settings_note_configured(void);
+extern bool wp_settings_delay_managed(void);
 extern int	wp_settings_configured(WpKnob knob, bool *pinned);
 extern uint64 wp_decision_log(const char *setting, const char *old_value,
 							  const char *new_value, const char *reason,
