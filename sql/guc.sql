@@ -17,6 +17,11 @@ ALTER SYSTEM SET walpilot.sample_interval = 1001;
 ALTER SYSTEM SET walpilot.sample_interval = '5s';
 ALTER SYSTEM SET walpilot.history_size = 10;
 ALTER SYSTEM SET walpilot.database = '';
+ALTER SYSTEM SET walpilot.tune_interval = 5;
+ALTER SYSTEM SET walpilot.commit_delay_max = -1;
+ALTER SYSTEM SET walpilot.commit_delay_max = 100001;
+ALTER SYSTEM SET walpilot.max_latency_regression = 'ten';
+ALTER SYSTEM SET walpilot.tune_commit_delay = 'maybe';
 -- good values are accepted (and put back)
 ALTER SYSTEM SET walpilot.sample_interval = '20ms';
 ALTER SYSTEM RESET walpilot.sample_interval;
