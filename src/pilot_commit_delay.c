@@ -82,11 +82,16 @@ int			wp_tune_interval_s = 600;
 #define WP_WAKE_SIGNAL			SIGUSR2
 #define WP_WAKE_SPIN_US			300
 
-typedef struct WpPilotSlot
+/* One per PGPROC, written only by its backend, padded against false sharing. */
+typedef union WpPilotSlot
 {
-	pg_atomic_uint32 wake_handler;	/* backend handles WP_WAKE_SIGNAL */
-	pg_atomic_uint64 arrived_us;	/* 0 when not in a durable commit */
-	pg_atomic_uint64 last_commit_us;	/* end of the last durable commit */
+	struct
+	{
+		pg_atomic_uint32 wake_handler;	/* backend handles WP_WAKE_SIGNAL */
+		pg_atomic_uint64 arrived_us;	/* 0 when not in a durable commit */
+		pg_atomic_uint64 last_commit_us;	/* end of its last durable commit */
+	}			s;
+	char		pad[PG_CACHE_LINE_SIZE];
 } WpPilotSlot;
 
 typedef struct WpPilotShared
@@ -109,11 +114,10 @@ typedef struct WpPilotShared
 	char		state[64];
 	char		current[64];
 	char		candidate[64];
-
-	WpPilotSlot slots[FLEXIBLE_ARRAY_MEMBER];
 } WpPilotShared;
 
 static WpPilotShared *pilot = NULL;
+static WpPilotSlot *pilot_slots = NULL;	/* own cache-aligned region */
 
 /* A setting the controller can choose. */
 typedef struct WpChoice
@@ -154,19 +158,6 @@ static int	shift_streak = 0;
 static double level_commits = 0;
 static double level_p50 = 0;
 static TimestampTz recheck_from = 0;	/* 0: no hold-off */
-
-/*
- * recheck_due
- *		Is walpilot.tune_interval over since recheck_from?  The setting is
- *		read per call, so a reload that shortens it ends a running hold-off.
- */
-static bool
-recheck_due(void)
-{
-	return recheck_from == 0 ||
-		GetCurrentTimestamp() >= recheck_from +
-		(TimestampTz) wp_tune_interval_s * USECS_PER_SEC;
-}
 static int	search_step = 0;
 static double flush_estimate_us = 0;
 static uint64 trial_decision = 0;
@@ -187,10 +178,24 @@ static TimestampTz last_group_update = 0;
 static WpSecondStats recent[WP_RECENT];
 static int	recent_n = 0;
 
+/*
+ * recheck_due
+ *		Is walpilot.tune_interval over since recheck_from?  The setting is
+ *		read per call, so a reload that shortens it ends a running hold-off.
+ */
+static bool
+recheck_due(void)
+{
+	return recheck_from == 0 ||
+		GetCurrentTimestamp() >= recheck_from +
+		(TimestampTz) wp_tune_interval_s * USECS_PER_SEC;
+}
+
 Size
 wp_pilot_shmem_size(void)
 {
-	return MAXALIGN(add_size(offsetof(WpPilotShared, slots),
+	return add_size(MAXALIGN(sizeof(WpPilotShared)),
+					add_size(PG_CACHE_LINE_SIZE,
 							 mul_size(sizeof(WpPilotSlot), wp_max_procs())));
 }
 
@@ -198,12 +203,16 @@ void
 wp_pilot_shmem_init(void)
 {
 	bool		found;
+	bool		slots_found;
 	int			i;
 
-	pilot = ShmemInitStruct("walpilot pilot", wp_pilot_shmem_size(), &found);
+	pilot = ShmemInitStruct("walpilot pilot", sizeof(WpPilotShared), &found);
+	pilot_slots = ShmemInitStruct("walpilot pilot slots",
+							mul_size(sizeof(WpPilotSlot), wp_max_procs()),
+							&slots_found);
 	if (!found)
 	{
-		memset(pilot, 0, wp_pilot_shmem_size());
+		memset(pilot, 0, sizeof(WpPilotShared));
 		pg_atomic_init_u32(&pilot->in_commit, 0);
 		pg_atomic_init_u32(&pilot->gather_on, 0);
 		pg_atomic_init_u32(&pilot->gather_group, 0);
@@ -216,9 +225,9 @@ wp_pilot_shmem_init(void)
 		pg_atomic_init_u32(&pilot->revert_requested, 0);
 		for (i = 0; i < wp_max_procs(); i++)
 		{
-			pg_atomic_init_u32(&pilot->slots[i].wake_handler, 0);
-			pg_atomic_init_u64(&pilot->slots[i].arrived_us, 0);
-			pg_atomic_init_u64(&pilot->slots[i].last_commit_us, 0);
+			pg_atomic_init_u32(&pilot_slots[i].s.wake_handler, 0);
+			pg_atomic_init_u64(&pilot_slots[i].s.arrived_us, 0);
+			pg_atomic_init_u64(&pilot_slots[i].s.last_commit_us, 0);
 		}
 		strlcpy(pilot->state, "idle", sizeof(pilot->state));
 	}
@@ -286,7 +295,7 @@ wake_signal_handler(SIGNAL_ARGS)
 		for (;;)
 		{
 			if (WP_READ_ONCE_U32(waker->wait_event_info) != 0 ||
-				pg_atomic_read_u64(&pilot->slots[slot].arrived_us) == 0)
+				pg_atomic_read_u64(&pilot_slots[slot].s.arrived_us) == 0)
 				break;
 			INSTR_TIME_SET_CURRENT(now);
 			INSTR_TIME_SUBTRACT(now, start);
@@ -312,11 +321,11 @@ install_wake_handler(int slot)
 	installed = true;
 	if (MyBackendType != B_BACKEND)
 	{
-		pg_atomic_write_u32(&pilot->slots[slot].wake_handler, 0);
+		pg_atomic_write_u32(&pilot_slots[slot].s.wake_handler, 0);
 		return;
 	}
 	pqsignal(WP_WAKE_SIGNAL, wake_signal_handler);
-	pg_atomic_write_u32(&pilot->slots[slot].wake_handler, 1);
+	pg_atomic_write_u32(&pilot_slots[slot].s.wake_handler, 1);
 }
 
 /*
@@ -345,7 +354,7 @@ wake_leader(int my_slot, uint64 now)
 
 		if (i == my_slot)
 			continue;
-		a = pg_atomic_read_u64(&pilot->slots[i].arrived_us);
+		a = pg_atomic_read_u64(&pilot_slots[i].s.arrived_us);
 		if (a == 0 || a >= best_arrival)
 			continue;
 		proc = &ProcGlobal->allProcs[i];
@@ -358,7 +367,7 @@ wake_leader(int my_slot, uint64 now)
 	if (best_pid <= 0)
 		return;
 
-	if (pg_atomic_read_u32(&pilot->slots[best_slot].wake_handler))
+	if (pg_atomic_read_u32(&pilot_slots[best_slot].s.wake_handler))
 	{
 		pg_atomic_write_u32(&pilot->waker_slot, (uint32) my_slot);
 		kill(best_pid, WP_WAKE_SIGNAL);
@@ -393,7 +402,7 @@ wp_pilot_before_commit(bool durable)
 	INSTR_TIME_SET_CURRENT(commit_started);
 	now = INSTR_TIME_GET_MICROSEC(commit_started);
 	commit_in_flight = true;
-	pg_atomic_write_u64(&pilot->slots[slot].arrived_us, now);
+	pg_atomic_write_u64(&pilot_slots[slot].s.arrived_us, now);
 	if ((uint32) slot >= pg_atomic_read_u32(&pilot->max_slot))
 		pg_atomic_write_u32(&pilot->max_slot, (uint32) slot + 1);
 	n = pg_atomic_add_fetch_u32(&pilot->in_commit, 1);
@@ -433,8 +442,8 @@ wp_pilot_after_commit(void)
 	slot = wp_my_proc_number();
 	INSTR_TIME_SET_CURRENT(end);
 	end_us = INSTR_TIME_GET_MICROSEC(end);
-	pg_atomic_write_u64(&pilot->slots[slot].arrived_us, 0);
-	pg_atomic_write_u64(&pilot->slots[slot].last_commit_us, end_us);
+	pg_atomic_write_u64(&pilot_slots[slot].s.arrived_us, 0);
+	pg_atomic_write_u64(&pilot_slots[slot].s.last_commit_us, end_us);
 	pg_atomic_write_u64(&pilot->last_release_us, end_us);
 	pg_atomic_fetch_sub_u32(&pilot->in_commit, 1);
 }
@@ -482,11 +491,11 @@ update_group(void)
 
 	for (i = 0; i < n; i++)
 	{
-		uint64		last = pg_atomic_read_u64(&pilot->slots[i].last_commit_us);
+		uint64		last = pg_atomic_read_u64(&pilot_slots[i].s.last_commit_us);
 
 		if (last != 0 && now - last < horizon)
 			group++;
-		if (pg_atomic_read_u64(&pilot->slots[i].arrived_us) != 0)
+		if (pg_atomic_read_u64(&pilot_slots[i].s.arrived_us) != 0)
 			in_commit_slots++;
 	}
 	pg_atomic_write_u32(&pilot->gather_group, group);
