@@ -905,18 +905,25 @@ controller_step(const WpSecondStats *s)
 			else
 				shift_streak = 0;
 
-			if (shift_streak >= WP_SHIFT_SECONDS ||
-				recheck_due())
+			if (shift_streak >= WP_SHIFT_SECONDS)
 			{
-				bool		shifted = shift_streak >= WP_SHIFT_SECONDS;
-
+				/*
+				 * New client count or new storage: what was best may not
+				 * be.  Start over from the configured setting; the search
+				 * re-engages within WP_ENGAGE_SECONDS if still flush-bound.
+				 */
 				shift_streak = 0;
+				fall_back("workload or storage shifted: searching again", false);
+				recheck_from = 0;
+			}
+			else if (recheck_due())
+			{
 				if (managing)
 				{
 					/* prove the choice still beats the DBA's setting */
 					start_trial(&dba, true);
 				}
-				else if (shifted || flush_bound(s, &flush_us))
+				else if (flush_bound(s, &flush_us))
 				{
 					state = WP_PS_IDLE;
 					engage_streak = 0;
