@@ -142,7 +142,8 @@ typedef struct WpSecondStats
 } WpSecondStats;
 
 /*---- backend-local state ----*/
-static bool commit_in_flight = false;
+static bool commit_in_flight = false;	/* a durable commit, tune mode */
+static bool commit_counted = false;	/* ... counted as a gather arrival */
 static instr_time commit_started;
 static int	saved_commit_delay = -1;
 
@@ -384,12 +385,21 @@ wake_leader(int my_slot, uint64 now)
 	}
 }
 
+/*
+ * wp_pilot_before_commit
+ *		Called by commit_timing.c at PRE_COMMIT of every top-level
+ *		transaction of a regular backend; durable says whether it will wait
+ *		for a WAL flush.  Applies a newly published target; in tune mode
+ *		notes that this backend commits and, in gather mode, counts the
+ *		arrival.  No lock, no allocation, no error.
+ */
 void
 wp_pilot_before_commit(bool durable)
 {
 	int			slot;
 	uint64		now;
 	uint32		n;
+	uint32		group;
 
 	if (pilot == NULL)
 		return;
@@ -397,32 +407,39 @@ wp_pilot_before_commit(bool durable)
 	if (!durable || MyProc == NULL || wp_mode != WP_MODE_TUNE)
 		return;
 
+	/* tune mode: the worker needs to know who commits (the group size) */
+	commit_in_flight = true;
 	slot = wp_my_proc_number();
+	if ((uint32) slot >= pg_atomic_read_u32(&pilot->max_slot))
+		pg_atomic_write_u32(&pilot->max_slot, (uint32) slot + 1);
+	if (!pg_atomic_read_u32(&pilot->gather_on) || commit_delay_pinned())
+		return;
+
+	/* gather mode: count this arrival, complete the group, or skip */
 	install_wake_handler(slot);
 	INSTR_TIME_SET_CURRENT(commit_started);
 	now = INSTR_TIME_GET_MICROSEC(commit_started);
-	commit_in_flight = true;
+	commit_counted = true;
 	pg_atomic_write_u64(&pilot_slots[slot].s.arrived_us, now);
-	if ((uint32) slot >= pg_atomic_read_u32(&pilot->max_slot))
-		pg_atomic_write_u32(&pilot->max_slot, (uint32) slot + 1);
 	n = pg_atomic_add_fetch_u32(&pilot->in_commit, 1);
 
-	if (pg_atomic_read_u32(&pilot->gather_on) && !commit_delay_pinned())
+	group = pg_atomic_read_u32(&pilot->gather_group);
+	saved_commit_delay = CommitDelay;
+	if (group < 2)
+		CommitDelay = 0;		/* nobody to wait for */
+	else
 	{
-		uint32		group = pg_atomic_read_u32(&pilot->gather_group);
-
-		saved_commit_delay = CommitDelay;
-		if (group < 2)
-			CommitDelay = 0;	/* nobody to wait for */
-		else
-		{
-			CommitDelay = (int) pg_atomic_read_u32(&pilot->gather_cap_us);
-			if (n == group)
-				wake_leader(slot, now);
-		}
+		CommitDelay = (int) pg_atomic_read_u32(&pilot->gather_cap_us);
+		if (n == group)
+			wake_leader(slot, now);
 	}
 }
 
+/*
+ * wp_pilot_after_commit
+ *		Called at COMMIT and ABORT of the same transactions: restores this
+ *		session's commit_delay and counts the arrival out.  Same rules.
+ */
 void
 wp_pilot_after_commit(void)
 {
@@ -442,8 +459,11 @@ wp_pilot_after_commit(void)
 	slot = wp_my_proc_number();
 	INSTR_TIME_SET_CURRENT(end);
 	end_us = INSTR_TIME_GET_MICROSEC(end);
-	pg_atomic_write_u64(&pilot_slots[slot].s.arrived_us, 0);
 	pg_atomic_write_u64(&pilot_slots[slot].s.last_commit_us, end_us);
+	if (!commit_counted)
+		return;
+	commit_counted = false;
+	pg_atomic_write_u64(&pilot_slots[slot].s.arrived_us, 0);
 	pg_atomic_write_u64(&pilot->last_release_us, end_us);
 	pg_atomic_fetch_sub_u32(&pilot->in_commit, 1);
 }
