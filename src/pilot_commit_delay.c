@@ -64,6 +64,7 @@ int			wp_tune_interval_s = 600;
 #define WP_TRIAL_PAIRS			8
 #define WP_ENGAGE_MIN_COMMITS	20		/* durable commits per second */
 #define WP_ENGAGE_MIN_FLUSH_US	500		/* slower flushes: worth a trial */
+#define WP_CONFIRM_MIN_FLUSH_US	400		/* ... if a probe confirms it */
 #define WP_ENGAGE_SECONDS		3
 #define WP_MIN_GAIN				1.02	/* geometric-mean ratio to keep */
 #define WP_SHIFT_RATIO			1.35	/* a workload or storage shift */
@@ -888,7 +889,24 @@ controller_step(const WpSecondStats *s)
 				recheck_due())
 			{
 				WpChoice	c;
+				double		probed_us;
 
+				/* the passive estimate says slow: time the device itself */
+				engage_streak = 0;
+				if (!wp_probe_confirm_flush_us(&probed_us) ||
+					probed_us < WP_CONFIRM_MIN_FLUSH_US)
+				{
+					char		evidence[160];
+
+					snprintf(evidence, sizeof(evidence),
+							 "{\"flush_estimate_us\": %.0f, \"probe_p50_us\": %.0f}",
+							 flush_us, probed_us);
+					wp_decision_log("commit_delay", "-", "-",
+									"no trial: the probe finds the flush fast",
+									evidence);
+					recheck_from = GetCurrentTimestamp();
+					break;
+				}
 				flush_estimate_us = flush_us;
 				level_commits = s->commits;
 				level_p50 = p50;

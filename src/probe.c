@@ -929,6 +929,34 @@ periodic_probe(void)
 }
 
 /*
+ * wp_probe_confirm_flush_us
+ *		For the pilot, before it starts trials: probe the configured
+ *		wal_sync_method now, as the periodic probe does (at most
+ *		WP_PERIODIC_OPS flushes, WP_PERIODIC_MAX_MS), and return its p50.
+ *		Passive estimates come from wait-event samples and commit timing,
+ *		which a saturated CPU inflates; this one times the device itself.
+ *		false when nothing could be measured (fsync off, an error, a manual
+ *		probe running).  Worker only.
+ */
+bool
+wp_probe_confirm_flush_us(double *p50_us)
+{
+	WpProbeRow	row;
+
+	*p50_us = 0;
+	if (wp_storage == NULL || !enableFsync)
+		return false;
+	periodic_probe();
+	LWLockAcquire(wp_shared->lock, LW_SHARED);
+	row = wp_storage->periodic_row;
+	LWLockRelease(wp_shared->lock);
+	if (!row.measured || row.ops == 0)
+		return false;
+	*p50_us = row.p50_us;
+	return true;
+}
+
+/*
  * sleep_probe_step
  *		One sample of the worker's spread-out sleep probe per tick; publishes
  *		the rows once every delay has WP_SLEEP_SAMPLES samples.

@@ -139,6 +139,7 @@ extern void wp_probe_shmem_init(void);
 extern void wp_probe_worker_tick(TimestampTz now);
 extern bool wp_probe_sleep_overshoot_us(int requested_us, double *p50_us,
 										double *p99_us);
+extern bool wp_probe_confirm_flush_us(double *p50_us);
 extern bool wp_probe_flush_estimate_us(double *us, char *source,
 									   int source_len);
 
