@@ -5,8 +5,8 @@ Without early flushing a checkpoint leaves ~(pages written) x 8 kB dirty in the
 (emulated) page cache; the checkpoint's fsync then occupies the device for
 bytes / bandwidth and every WAL flush waits behind it.  sync_file_range every
 checkpoint_flush_after bytes spreads that writeback out.  The device bandwidth
-(default 10 MB/s: random 8 kB writes on a disk are far below its sequential
-150 MB/s) and the rate set the size of the stall: stall ~ checkpoint MB / bw.
+(default: data pages 10 MB/s — random 8 kB writes on a disk are far below its
+sequential rate — and WAL 150 MB/s, sequential) and the rate set the size of the stall: stall ~ checkpoint MB / bw.
 """
 import re
 from bench import Scenario, Config, Workload, median
@@ -20,7 +20,7 @@ BASE_CONF = ["shared_buffers = 1GB", "checkpoint_timeout = 30s", "checkpoint_com
 def build(opts):
     quick = opts.quick
     o = opts.options
-    names = opts.profiles.split(";") if opts.profiles else ["hdd,bw_mbps=10"]
+    names = opts.profiles.split(";") if opts.profiles else ["hdd,bw_mbps=10,wal_bw_mbps=150"]
     rate = float(o.get("rate", 100))
     limit = float(o.get("limit_ms", 100))
     values = o.get("flush_values", "0,256kB,2MB").split(",")
@@ -60,13 +60,16 @@ def analyze(ctx, rows, summ):
                    f"{m('stalled_sec_pct'):>9.2f} {m('p99_ms'):>8.1f} {m('max_ms'):>10.0f} "
                    f"{m('wal_flush_max_ms'):>16.0f} {ck:>8.1f} {ck / bw:>8.2f} {m('checkpoints'):>5.0f}")
         res[(s["group"], s["config"])] = (m("late_pct"), m("stalled_sec_pct"))
-    out.append("\n## acceptance (flushing must give fewer late transactions and fewer stalled seconds)")
+    out.append("\n## acceptance: with checkpoint_flush_after=256kB (Linux default) fewer late transactions AND "
+               "fewer stalled seconds than with 0")
     for g in sorted({k[0] for k in res}):
         b = res.get((g, "flush_after=0"))
         for c in sorted({k[1] for k in res if k[0] == g and k[1] != "flush_after=0"}):
             x = res.get((g, c))
             if b and x:
-                ok = x[0] < b[0] and x[1] <= b[1]
+                ok = x[0] < b[0] and x[1] < b[1]
+                verdict = ("PASS" if ok else "FAIL") if c == "flush_after=256kB" else \
+                    ("(info) better on both" if ok else "(info) not better on both")
                 out.append(f"  {g} {c}: late {x[0]:.2f}% vs {b[0]:.2f}%, stalled seconds {x[1]:.2f}% vs "
-                           f"{b[1]:.2f}% -> {'PASS' if ok else 'FAIL'}")
+                           f"{b[1]:.2f}% -> {verdict}")
     return "\n".join(out)
