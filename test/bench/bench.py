@@ -622,6 +622,10 @@ def write_csv(path, rows):
         w.writerows(rows)
 
 
+COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+          "#bcbd22", "#17becf", "#000000", "#aec7e8"]
+
+
 def plot(ctx, rows):
     if not shutil.which("gnuplot"):
         log("gnuplot not found: no plots")
@@ -649,12 +653,14 @@ def plot(ctx, rows):
             gp += ["set multiplot layout 2,1 title '" + f"{sc.name}: {g} {w} clients={n} (median repetition)" + "'",
                    "set ylabel 'tps'", "set yrange [0:*]"]
             gp.append("plot " + ", ".join(
-                f"'{os.path.join(ctx.out, 'series', s + '.csv')}' using 1:2 skip 1 with lines title '{c}'"
-                for c, s in pick.items()))
+                f"'{os.path.join(ctx.out, 'series', s + '.csv')}' using 1:2 skip 1 with lines lw 1.5 "
+                f"lc rgb '{COLORS[i % len(COLORS)]}' dt {1 + i // len(COLORS)} title '{c}'"
+                for i, (c, s) in enumerate(pick.items())))
             gp += ["set ylabel 'p99 latency (ms)'", "set xlabel 'second'", "set logscale y", "set yrange [*:*]"]
             gp.append("plot " + ", ".join(
-                f"'{os.path.join(ctx.out, 'series', s + '.csv')}' using 1:4 skip 1 with lines title '{c}'"
-                for c, s in pick.items()))
+                f"'{os.path.join(ctx.out, 'series', s + '.csv')}' using 1:4 skip 1 with lines lw 1.5 "
+                f"lc rgb '{COLORS[i % len(COLORS)]}' dt {1 + i // len(COLORS)} title '{c}'"
+                for i, (c, s) in enumerate(pick.items())))
         else:
             gp += [f"set multiplot layout {len(pick)},1 title '{sc.name}: {g} {w} clients={n}"
                    " (tps left, p99 ms right/log; checkpoint/walpilot events marked)'",

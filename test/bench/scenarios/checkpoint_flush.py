@@ -5,8 +5,8 @@ Without early flushing a checkpoint leaves ~(pages written) x 8 kB dirty in the
 (emulated) page cache; the checkpoint's fsync then occupies the device for
 bytes / bandwidth and every WAL flush waits behind it.  sync_file_range every
 checkpoint_flush_after bytes spreads that writeback out.  The device bandwidth
-(default 10 MB/s: random 8 kB writes on a disk are far below its sequential
-150 MB/s) and the rate set the size of the stall: stall ~ checkpoint MB / bw.
+(default: data pages 10 MB/s — random 8 kB writes on a disk are far below its
+sequential rate — and WAL 150 MB/s, sequential) and the rate set the size of the stall: stall ~ checkpoint MB / bw.
 """
 import re
 from bench import Scenario, Config, Workload, median
@@ -20,7 +20,7 @@ BASE_CONF = ["shared_buffers = 1GB", "checkpoint_timeout = 30s", "checkpoint_com
 def build(opts):
     quick = opts.quick
     o = opts.options
-    names = opts.profiles.split(";") if opts.profiles else ["hdd,bw_mbps=10"]
+    names = opts.profiles.split(";") if opts.profiles else ["hdd,bw_mbps=10,wal_bw_mbps=150"]
     rate = float(o.get("rate", 100))
     limit = float(o.get("limit_ms", 100))
     values = o.get("flush_values", "0,256kB,2MB").split(",")
@@ -45,7 +45,7 @@ def build(opts):
 
 def analyze(ctx, rows, summ):
     out = ["\n## checkpoint-flush: stalls vs checkpoint_flush_after (medians over repetitions)",
-           f"  {'profile':<16} {'config':<20} {'tps':>6} {'late %':>7} {'stall s %':>9} {'p99 ms':>8} "
+           f"  {'profile':<30} {'config':<20} {'tps':>6} {'late %':>7} {'stall s %':>9} {'p99 ms':>8} "
            f"{'max lat ms':>10} {'WAL flush max ms':>16} {'ckpt MB':>8} {'MB/bw s':>8} {'ckpts':>5}"]
     res = {}
     for s in summ:
@@ -56,17 +56,22 @@ def analyze(ctx, rows, summ):
         mbw = re.search(r"bw_mbps([\d.]+)", s["group"])
         bw = float(mbw.group(1)) if mbw else 150.0
         ck = m("ckpt_mb")
-        out.append(f"  {s['group']:<16} {s['config']:<20} {s['tps_median']:>6.1f} {m('late_pct'):>7.2f} "
+        out.append(f"  {s['group']:<30} {s['config']:<20} {s['tps_median']:>6.1f} {m('late_pct'):>7.2f} "
                    f"{m('stalled_sec_pct'):>9.2f} {m('p99_ms'):>8.1f} {m('max_ms'):>10.0f} "
                    f"{m('wal_flush_max_ms'):>16.0f} {ck:>8.1f} {ck / bw:>8.2f} {m('checkpoints'):>5.0f}")
         res[(s["group"], s["config"])] = (m("late_pct"), m("stalled_sec_pct"))
-    out.append("\n## acceptance (flushing must give fewer late transactions and fewer stalled seconds)")
+    out.append("\n## acceptance: with checkpoint_flush_after=256kB (Linux default) fewer late transactions AND "
+               "fewer stalled seconds than with 0")
     for g in sorted({k[0] for k in res}):
         b = res.get((g, "flush_after=0"))
         for c in sorted({k[1] for k in res if k[0] == g and k[1] != "flush_after=0"}):
             x = res.get((g, c))
             if b and x:
-                ok = x[0] < b[0] and x[1] <= b[1]
+                ok = x[0] < b[0] and (x[1] < b[1] or x[1] == b[1] == 0)
+                note = " (stall < 1 s: no second emptied either way)" if b[1] == 0 else ""
+                verdict = ("PASS" if ok else "FAIL") if c == "flush_after=256kB" else \
+                    ("(info) better" if ok else "(info) not better on both")
+                verdict += note
                 out.append(f"  {g} {c}: late {x[0]:.2f}% vs {b[0]:.2f}%, stalled seconds {x[1]:.2f}% vs "
-                           f"{b[1]:.2f}% -> {'PASS' if ok else 'FAIL'}")
+                           f"{b[1]:.2f}% -> {verdict}")
     return "\n".join(out)

@@ -6,7 +6,10 @@ flush-cycle limit L(N) = N / (F + N*c), F the measured WAL flush time of the
 profile, c the machine time per transaction (1 / tps with synchronous_commit=off).
 """
 import math
-from bench import Scenario, Config, median
+import os
+import shutil
+import subprocess
+from bench import Scenario, Config, median, COLORS
 from _common import profile, INSERT, TPCB
 
 BASE_CONF = ["shared_buffers = 256MB", "checkpoint_timeout = 30min", "max_wal_size = 8GB",
@@ -54,6 +57,7 @@ def analyze(ctx, rows, summ):
     out.append("# c (ms per transaction = 1/tps on an instant-flush device, synchronous commit): " +
                ", ".join(f"{w} {v:.3f}" for w, v in c_ms.items()))
     accept = {}
+    Ls = {}
     groups = sorted({s["group"] for s in summ if s["group"] != "calib-c"},
                     key=lambda g: [s["group"] for s in summ].index(g))
     for g in groups:
@@ -78,9 +82,11 @@ def analyze(ctx, rows, summ):
                 out.append(f"  {w:<8} {n:>3} {bt:>9.0f} {rt:>9.0f} (x{rt / bt:4.2f}) "
                            f"{best['config']:>12} {best['tps_median']:>6.0f} (x{best['tps_median'] / bt:4.2f})"
                            f" {L:>7.0f} {bt / L:>6.2f} {rt / L:>6.2f} {best['tps_median'] / L:>6.2f}")
+                Ls.setdefault((g, w), {})[n] = L
                 if bestnz and base:
                     accept.setdefault((g, w), []).append((n, bestnz["tps_median"] / bt, bestnz["config"],
                                                           bestnz["tps_min"] / base["tps_max"]))
+    plot_vs_clients(ctx, summ, Ls)
     out.append("\n## acceptance")
     for (g, w), lst in accept.items():
         if not g.startswith(("hdd", "ssd")) or w != "insert":
@@ -101,3 +107,37 @@ def analyze(ctx, rows, summ):
                        f"{'PASS (no gain beyond noise)' if ok else 'FAIL (significant gain)'}"
                        " (criterion: best < x1.10 or min-max ranges overlap)")
     return "\n".join(out)
+
+
+def plot_vs_clients(ctx, summ, Ls):
+    """tps (median, min-max bars) vs clients per configuration, with L(N), one PNG per profile x workload."""
+    if not shutil.which("gnuplot"):
+        return
+    pdir = os.path.join(ctx.out, "plots")
+    os.makedirs(pdir, exist_ok=True)
+    for (g, w), lmap in Ls.items():
+        cfgs = []
+        for s in summ:
+            if s["group"] == g and s["workload"] == w and s["config"] not in cfgs:
+                cfgs.append(s["config"])
+        plots = []
+        for i, c in enumerate(cfgs):
+            fn = os.path.join(pdir, f"{g}_{w}_{c.replace('/', '_')}.dat")
+            with open(fn, "w") as f:
+                for s in sorted((s for s in summ if s["group"] == g and s["workload"] == w and s["config"] == c),
+                                key=lambda s: s["clients"]):
+                    f.write(f"{s['clients']} {s['tps_median']} {s['tps_min']} {s['tps_max']}\n")
+            plots.append(f"'{fn}' using 1:2:3:4 with yerrorlines lw 1.5 lc rgb '{COLORS[i % len(COLORS)]}' "
+                         f"dt {1 + i // len(COLORS)} title '{c}'")
+        lf = os.path.join(pdir, f"{g}_{w}_L.dat")
+        with open(lf, "w") as f:
+            for n in sorted(lmap):
+                if not math.isnan(lmap[n]):
+                    f.write(f"{n} {lmap[n]}\n")
+        plots.append(f"'{lf}' using 1:2 with lines lw 2 lc rgb '#000000' dt 2 title 'L(N) flush-cycle limit'")
+        gp = ["set terminal pngcairo size 1000,600 font ',9'", "set termoption noenhanced",
+              f"set output '{os.path.join(pdir, f'{g}_{w}_tps_vs_clients.png')}'",
+              f"set title 'commit-delay: {g} {w}: tps vs clients (median, min-max)'",
+              "set logscale xy", "set xlabel 'clients'", "set ylabel 'tps'", "set key outside right", "set grid",
+              "plot " + ", ".join(plots)]
+        subprocess.run(["gnuplot"], input="\n".join(gp), text=True, capture_output=True)
