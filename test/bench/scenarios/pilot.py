@@ -140,7 +140,9 @@ def _series(ctx, name):
 def _steady(ctx, r):
     meta = json.loads(r["meta"]) if isinstance(r["meta"], str) else r["meta"]
     ser = _series(ctx, r["series"])
-    frm = getattr(ctx.scenario, "steady_from", 60) if meta.get("tune") else 5
+    frm = getattr(ctx.scenario, "steady_from", 60)
+    if not meta.get("tune") or len(ser) <= frm + 5:
+        frm = 5    # statics, and tune runs too short for the pilot to converge
     w = ser[frm:]
     return sum(w) / len(w) if w else float("nan")
 
@@ -231,7 +233,7 @@ def analyze(ctx, rows, summ):
         out.append(f"  {r['group']} N={r['clients']} rep{r['rep']} (other pgbench at start: "
                    f"{r.get('other_pgbench', '?')}): {len(ds)} decisions" + ("" if ds else " (did not engage)"))
         for t, s, a, b, why, oc in ds:
-            out.append(f"    t={t:6.1f}s {s}: {a} -> {b}  [{oc}]  {why[:110]}")
+            out.append(f"    t={t:6.1f}s {s}: {a} -> {b}  [{oc or ''}]  {why[:110]}")
     out.append("\n## targets")
     for g, n, tune, base, best, bt, L, tl, nl in accept:
         if g.split("_")[0] in FAST:
