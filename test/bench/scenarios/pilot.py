@@ -1,39 +1,253 @@
-"""pilot: walpilot none / observe / tune against the static oracle (commit_delay sweep)
-and the 1/2-flush rule, on emulated slow storage (hdd, cloud).  Stub until the
-pilot lands: walpilot configurations are skipped with a message when the
-extension is not installed; the static sweep always runs.  walpilot's decisions
-are marked on the plots when it logs lines containing "walpilot".
+"""pilot: walpilot tune (the commit_delay pilot) against PostgreSQL defaults, the
+static oracle sweep and the 1/2-flush rule, insert-only one-row transactions.
 
-    --set tune_conf="walpilot.x = 1;walpilot.y = 2"   extra conf lines for the tune config
+Per storage profile (default "hdd;ssd", --profiles "a;b"):
+  hdd (F = 8 ms nominal), clients 4, 8, 16, 32:
+    none        commit_delay 0 / siblings 5 (defaults; baseline)
+    tune        shared_preload_libraries walpilot, walpilot.mode = tune
+    static      d=F/8, F/4, F/2 with siblings 1 (F/8, F/4 = 1000, 2000 us on hdd)
+    rule        d=F/2 with siblings 5 (the seeds' 1/2-flush rule)
+  fast profiles (ssd, real), clients 8, 32: none and tune only.
+  calib-c: an instant-flush device at 16 clients gives c (machine time per
+    transaction) for the flush-cycle limit L(N) = N / (F + N c).
+
+The pilot needs time to converge (about 3 + 3 x 16 s), so walpilot runs are
+long and every other configuration short (static settings are steady after a
+few seconds); per-config durations come from meta["duration"] (see
+_per_config_runs below).  tps is reported over the whole run and over the
+steady window (tune: from --set steady_from=60 s to the end; others: from 5 s).
+Every tune run starts on a freshly restarted server, so the pilot starts from
+scratch and its convergence time is measurable; its decisions (LOG lines and
+walpilot.decisions rows of that run) are stored in series/*.events and
+series/*.decisions.
+
+    --set tune_s=105 --set static_s=15 --set fast_s=40 --set steady_from=60
+    --set tune_conf="walpilot.x = 1;walpilot.y = 2"   extra conf lines for tune
 """
-from bench import Scenario, Config
+import csv
+import json
+import math
+import os
+import subprocess
+import time
+
+import bench
+from bench import Scenario, Config, median
 from _common import profile, INSERT
+
+FAST = ("ssd", "real")
+TRIAL_S = 16           # WP_TRIAL_PAIRS (8) x 2 one-second windows
 
 
 def build(opts):
     quick = opts.quick
-    names = opts.profiles.split(";") if opts.profiles else (["hdd"] if quick else ["hdd", "cloud"])
-    extra = [x.strip() for x in opts.options.get("tune_conf", "").split(";") if x.strip()]
+    o = opts.options
+    tune_s = int(o.get("tune_s", 40 if quick else 105))
+    static_s = int(o.get("static_s", 8 if quick else 15))
+    fast_s = int(o.get("fast_s", 20 if quick else 40))
+    names = (opts.profiles.split(";") if opts.profiles and ";" in opts.profiles
+             else opts.profiles.split(",") if opts.profiles else ["hdd", "ssd"])
+    extra = [x.strip() for x in o.get("tune_conf", "").split(";") if x.strip()]
+    tune_conf = ["shared_preload_libraries = 'walpilot'", "walpilot.mode = 'tune'"] + extra
     configs = []
     for pname in names:
         label, spec, F = profile(pname)
         env = {"WALPILOT_STORAGE": spec}
-        configs.append(Config("none", [], env, group=label, baseline=True))
-        configs.append(Config("walpilot-observe", ["shared_preload_libraries = 'walpilot'",
-                                                   "walpilot.mode = 'observe'"], env, group=label))
-        configs.append(Config("walpilot-tune", ["shared_preload_libraries = 'walpilot'",
-                                                "walpilot.mode = 'tune'"] + extra, env, group=label))
+        fast = label.split("_")[0] in FAST
+        if fast:
+            cl = [8, 32]
+            configs.append(Config("none", ["commit_delay = 0", "commit_siblings = 5"], env, group=label,
+                                  baseline=True, clients=cl, meta={"delay": 0, "siblings": 5, "duration": fast_s}))
+            configs.append(Config("tune", tune_conf, env, group=label, clients=cl,
+                                  setup_sql=["CREATE EXTENSION walpilot"],
+                                  meta={"tune": True, "duration": fast_s}))
+            continue
+        configs.append(Config("none", ["commit_delay = 0", "commit_siblings = 5"], env, group=label,
+                              baseline=True, meta={"delay": 0, "siblings": 5, "duration": static_s}))
+        configs.append(Config("tune", tune_conf, env, group=label, setup_sql=["CREATE EXTENSION walpilot"],
+                              meta={"tune": True, "duration": tune_s}))
         half = max(10, int(round(F / 20.0)) * 10)
         configs.append(Config(f"rule d{half}/s5", [f"commit_delay = {half}", "commit_siblings = 5"], env,
-                              group=label, meta={"delay": half, "siblings": 5, "rule": True}))
-        for f in ([1 / 8] if quick else [1 / 8, 1 / 4, 1 / 2, 1]):
-            d = max(10, int(round(F * f / 10.0)) * 10)
+                              group=label, meta={"delay": half, "siblings": 5, "rule": True,
+                                                 "duration": static_s}))
+        delays = sorted({max(10, int(round(F * f / 10.0)) * 10) for f in (1 / 8, 1 / 4, 1 / 2)} | {1000, 2000})
+        for d in delays:
             configs.append(Config(f"static d{d}/s1", [f"commit_delay = {d}", "commit_siblings = 1"], env,
-                                  group=label, meta={"delay": d, "siblings": 1}))
-    return Scenario(
-        name="pilot", configs=configs, workloads=[INSERT], clients=[8, 32] if quick else [4, 16, 32],
-        reps=1 if quick else 3, duration=10 if quick else 30, scale=10,
+                                  group=label, meta={"delay": d, "siblings": 1, "static": True,
+                                                     "duration": static_s}))
+    configs.append(Config("instant-flush", [], {"WALPILOT_STORAGE": "flush_us=0,bw_mbps=0,real_sync=0"},
+                          group="calib-c", baseline=True, clients=[16], meta={"calib": True, "duration": 10}))
+    sc = Scenario(
+        name="pilot", configs=configs, workloads=[INSERT], clients=[8, 32] if quick else [4, 8, 16, 32],
+        reps=1 if quick else 2, duration=max(tune_s, static_s, fast_s), scale=10,
         base_conf=["shared_buffers = 256MB", "checkpoint_timeout = 30min", "max_wal_size = 8GB",
-                   "wal_init_zero = off"],
-        events_regex=r"walpilot|checkpoint complete", plot_events=True,
-        notes="# pilot: best static = oracle; walpilot configs need the extension installed")
+                   "min_wal_size = 1GB", "wal_init_zero = off"],
+        events_regex=r"walpilot|checkpoint complete", plot_events=True, analyze=analyze,
+        notes=f"# pilot: tune runs {tune_s} s on a fresh server, static/none {static_s} s (hdd), "
+              f"fast profiles {fast_s} s; steady window tune >= {int(o.get('steady_from', 60))} s, others >= 5 s")
+    sc.steady_from = int(o.get("steady_from", 60))
+    _per_config_runs(sc)
+    return sc
+
+
+def _per_config_runs(sc):
+    """Wrap bench.do_run (additively, without editing bench.py): per-config
+    duration from meta["duration"], a server restart before each tune run (a
+    fresh pilot), the other pgbench processes running at the start, and the
+    walpilot.decisions rows of the run."""
+    orig = bench.do_run
+    if getattr(orig, "_pilot_wrapped", False):
+        return
+
+    def do_run(ctx, cfg, wl, clients, rep, order):
+        s = ctx.scenario
+        full = s.duration
+        s.duration = int(cfg.meta.get("duration", full))
+        cl = ctx.cluster_of[id(cfg)]
+        if cfg.meta.get("tune"):
+            cl.stop()
+            cl.start(emulated=cl.emulated)
+        others = subprocess.run(["pgrep", "-x", "pgbench"], capture_output=True, text=True).stdout.split()
+        t_start = cl.psql("SELECT now()").stdout.strip()
+        try:
+            row = orig(ctx, cfg, wl, clients, rep, order)
+        finally:
+            s.duration = full
+        row["duration"] = int(cfg.meta.get("duration", full))
+        row["other_pgbench"] = len(others)
+        if cfg.meta.get("tune"):
+            p = cl.psql("SELECT coalesce(json_agg(d ORDER BY d.t), '[]') FROM "
+                        f"(SELECT extract(epoch FROM decided_at)::float8 AS t, setting, old_value, new_value, "
+                        f"reason, outcome, left(evidence::text, 400) AS evidence FROM walpilot.decisions WHERE decided_at >= '{t_start}') d", check=False)
+            with open(os.path.join(ctx.out, "series", row["series"] + ".decisions"), "w") as f:
+                f.write(p.stdout.strip() or p.stderr)
+        return row
+    do_run._pilot_wrapped = True
+    bench.do_run = do_run
+
+
+# --------------------------------------------------------------------------
+# analysis
+# --------------------------------------------------------------------------
+def _series(ctx, name):
+    try:
+        with open(os.path.join(ctx.out, "series", name + ".csv")) as f:
+            return [int(r["tps"]) for r in csv.DictReader(f)]
+    except OSError:
+        return []
+
+
+def _steady(ctx, r):
+    meta = json.loads(r["meta"]) if isinstance(r["meta"], str) else r["meta"]
+    ser = _series(ctx, r["series"])
+    frm = getattr(ctx.scenario, "steady_from", 60)
+    if not meta.get("tune") or len(ser) <= frm + 5:
+        frm = 5    # statics, and tune runs too short for the pilot to converge
+    w = ser[frm:]
+    return sum(w) / len(w) if w else float("nan")
+
+
+def _decisions(ctx, r):
+    """(t relative to run start, setting, new value, outcome) of a tune run."""
+    out = []
+    try:
+        ev = [l.rstrip("\n").split("\t", 1) for l in open(os.path.join(ctx.out, "series", r["series"] + ".events"))]
+        ev = [(float(t), e) for t, e in ev if "walpilot decision" in e]
+    except OSError:
+        ev = []
+    try:
+        ds = json.load(open(os.path.join(ctx.out, "series", r["series"] + ".decisions")))
+    except (OSError, ValueError):
+        ds = []
+    # align the view's absolute times with the events' run-relative times
+    off = None
+    if ev and ds:
+        off = ev[0][0] - ds[0]["t"]
+    for d in ds:
+        t = d["t"] + off if off is not None else float("nan")
+        out.append((t, d["setting"], d["old_value"], d["new_value"], d["reason"], d["outcome"]))
+    if not ds:
+        out = [(t, e, "", "", "", "") for t, e in ev]
+    return out
+
+
+def analyze(ctx, rows, summ):
+    out = ["\n## pilot analysis (tps: median [min-max] over reps; steady = per-second mean over the steady window)"]
+    cal = [r["tps"] for r in rows if r["group"] == "calib-c"]
+    c_ms = 1000.0 / median(cal) if cal else float("nan")
+    out.append(f"# c = {c_ms:.3f} ms per transaction (1/tps, instant-flush device, 16 clients, sync commit)")
+    for r in rows:
+        r["steady"] = _steady(ctx, r)
+    groups = []
+    for r in rows:
+        if r["group"] != "calib-c" and r["group"] not in groups:
+            groups.append(r["group"])
+
+    def rng(xs, nd=0):
+        f = f"{{:.{nd}f}}"
+        return f"{f.format(median(xs))} [{f.format(min(xs))}-{f.format(max(xs))}]" if xs else "-"
+    accept = []
+    for g in groups:
+        gr = [r for r in rows if r["group"] == g]
+        fl = [float(r["wal_flush_avg_ms"]) for r in gr if r["config"] == "none"
+              and r.get("wal_flush_avg_ms") not in ("", None)]
+        F = median(fl) if fl else float("nan")
+        out.append(f"\n### {g}: measured WAL flush F = {F:.3f} ms (median over 'none' runs)")
+        for n in sorted({r["clients"] for r in gr}):
+            cell = [r for r in gr if r["clients"] == n]
+            cfgs = []
+            for r in cell:
+                if r["config"] not in cfgs:
+                    cfgs.append(r["config"])
+            L = n / (F + n * c_ms) * 1000 if not (math.isnan(F) or math.isnan(c_ms)) else float("nan")
+            st = {c: median([r["steady"] for r in cell if r["config"] == c]) for c in cfgs}
+            wh = {c: median([r["tps"] for r in cell if r["config"] == c]) for c in cfgs}
+            statics = [c for c in cfgs if c.startswith(("static", "rule"))]
+            best = max(statics, key=lambda c: st[c]) if statics else None
+            base = st.get("none")
+            out.append(f"\n  N={n}  L(N)={L:.0f} tps")
+            out.append(f"  {'config':<17} {'whole run':>18} {'steady':>20} {'x none':>7} {'x best':>7} {'x L':>6}"
+                       f" {'p99 ms':>8}")
+            for c in sorted(cfgs, key=lambda c: -st[c]):
+                rs = [r for r in cell if r["config"] == c]
+                p99 = [float(r["p99_ms"]) for r in rs if r.get("p99_ms") not in ("", None)]
+                out.append(f"  {c:<17} {rng([r['tps'] for r in rs]):>18} {rng([r['steady'] for r in rs]):>20}"
+                           f" {st[c] / base if base else float('nan'):>7.2f}"
+                           f" {st[c] / st[best] if best else float('nan'):>7.2f} {st[c] / L:>6.2f}"
+                           f" {median(p99) if p99 else float('nan'):>8.1f}")
+            if "tune" in st:
+                accept.append((g, n, st["tune"], base, best, st[best] if best else None, L,
+                               [r["steady"] for r in cell if r["config"] == "tune"],
+                               [r["steady"] for r in cell if r["config"] == "none"]))
+    # decisions
+    out.append("\n## pilot decisions per tune run (t = seconds after the run's first transaction)")
+    conv = []
+    for r in rows:
+        if r["config"] != "tune":
+            continue
+        ds = _decisions(ctx, r)
+        # a trial is logged when it starts and ends 16 s (8 ABBA pairs) later;
+        # a change ("trial won", fall-back) is logged when it happens
+        last = max((d[0] + (TRIAL_S if "trial" in d[4] and "won" not in d[4] else 0) for d in ds), default=None)
+        conv.append((r["group"], r["clients"], last))
+        out.append(f"  {r['group']} N={r['clients']} rep{r['rep']} (other pgbench at start: "
+                   f"{r.get('other_pgbench', '?')}): {len(ds)} decisions" + ("" if ds else " (did not engage)"))
+        for t, s, a, b, why, oc in ds:
+            out.append(f"    t={t:6.1f}s {s}: {a} -> {b}  [{oc or ''}]  {why[:110]}")
+    out.append("\n## targets")
+    for g, n, tune, base, best, bt, L, tl, nl in accept:
+        if g.split("_")[0] in FAST:
+            ok = tune >= 0.98 * base
+            out.append(f"  {g} N={n}: tune/none = {tune / base:.3f} (steady; tune {rng(tl)} vs none {rng(nl)})"
+                       f" -> {'PASS' if ok else 'FAIL'} (need >= 0.98)")
+        else:
+            a = tune / bt
+            b = tune / L
+            out.append(f"  {g} N={n}: tune/best static ({best}) = {a:.3f} -> {'PASS' if a >= 1.0 else 'FAIL'}"
+                       f" (need >= 1.0); tune/L = {b:.3f} -> {'PASS' if b >= 0.9 else 'FAIL'} (need >= 0.9)")
+    for g, n, last in conv:
+        if g.split("_")[0] not in FAST:
+            out.append(f"  convergence {g} N={n}: last decision settled (trial end) at "
+                       + (f"{last:.1f} s -> {'PASS' if last <= 60 else 'FAIL'} (need <= 60 s)"
+                          if last is not None else "none (did not engage) -> FAIL"))
+    return "\n".join(out)
