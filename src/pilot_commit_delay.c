@@ -101,12 +101,8 @@ typedef struct WpPilotShared
 	pg_atomic_uint32 in_commit;
 	pg_atomic_uint32 gather_on;
 	pg_atomic_uint32 gather_group;	/* G */
-	pg_atomic_uint32 gather_cap_us;
 	pg_atomic_uint32 max_slot;	/* highest slot index that committed + 1 */
 	pg_atomic_uint32 waker_slot;	/* the arrival that completed a group */
-	pg_atomic_uint64 gather_wakeups;
-	pg_atomic_uint64 gather_span_sum_us;
-	pg_atomic_uint64 last_release_us;	/* end of the latest durable commit */
 
 	/* requests from SQL to the worker */
 	pg_atomic_uint32 revert_requested;
@@ -218,12 +214,8 @@ wp_pilot_shmem_init(void)
 		pg_atomic_init_u32(&pilot->in_commit, 0);
 		pg_atomic_init_u32(&pilot->gather_on, 0);
 		pg_atomic_init_u32(&pilot->gather_group, 0);
-		pg_atomic_init_u32(&pilot->gather_cap_us, 0);
 		pg_atomic_init_u32(&pilot->max_slot, 0);
 		pg_atomic_init_u32(&pilot->waker_slot, 0);
-		pg_atomic_init_u64(&pilot->gather_wakeups, 0);
-		pg_atomic_init_u64(&pilot->gather_span_sum_us, 0);
-		pg_atomic_init_u64(&pilot->last_release_us, 0);
 		pg_atomic_init_u32(&pilot->revert_requested, 0);
 		for (i = 0; i < wp_max_procs(); i++)
 		{
@@ -335,13 +327,12 @@ install_wake_handler(int slot)
  *		The group is complete: cut the sleeping leader's commit_delay short.
  */
 static void
-wake_leader(int my_slot, uint64 now)
+wake_leader(int my_slot)
 {
 	int			n = (int) pg_atomic_read_u32(&pilot->max_slot);
 	int			best_pid = 0;
 	int			best_slot = -1;
 	uint64		best_arrival = PG_UINT64_MAX;
-	uint64		released;
 	int			i;
 
 	/*
@@ -376,14 +367,6 @@ wake_leader(int my_slot, uint64 now)
 	}
 	else
 		kill(best_pid, SIGUSR1);	/* any signal ends the sleep */
-
-	/* the gather time: since the previous group was released */
-	released = pg_atomic_read_u64(&pilot->last_release_us);
-	if (released != 0 && released < now)
-	{
-		pg_atomic_fetch_add_u64(&pilot->gather_wakeups, 1);
-		pg_atomic_fetch_add_u64(&pilot->gather_span_sum_us, now - released);
-	}
 }
 
 /*
@@ -425,15 +408,13 @@ wp_pilot_before_commit(bool durable)
 	n = pg_atomic_add_fetch_u32(&pilot->in_commit, 1);
 
 	group = pg_atomic_read_u32(&pilot->gather_group);
-	saved_commit_delay = CommitDelay;
 	if (group < 2)
-		CommitDelay = 0;		/* nobody to wait for */
-	else
 	{
-		CommitDelay = (int) pg_atomic_read_u32(&pilot->gather_cap_us);
-		if (n == group)
-			wake_leader(slot, now);
+		saved_commit_delay = CommitDelay;
+		CommitDelay = 0;		/* nobody to wait for */
 	}
+	else if (n == group)
+		wake_leader(slot);
 }
 
 /*
@@ -465,7 +446,6 @@ wp_pilot_after_commit(void)
 		return;
 	commit_counted = false;
 	pg_atomic_write_u64(&pilot_slots[slot].s.arrived_us, 0);
-	pg_atomic_write_u64(&pilot->last_release_us, end_us);
 	pg_atomic_fetch_sub_u32(&pilot->in_commit, 1);
 }
 
@@ -558,8 +538,6 @@ apply_choice(const WpChoice *c)
 
 	targets[WP_KNOB_COMMIT_DELAY] = c->delay_us;
 	targets[WP_KNOB_COMMIT_SIBLINGS] = c->siblings;
-	if (c->gather && !pg_atomic_read_u32(&pilot->gather_on))
-		pg_atomic_write_u32(&pilot->gather_cap_us, (uint32) c->delay_us / 2);
 	pg_atomic_write_u32(&pilot->gather_on, c->gather ? 1 : 0);
 	wp_settings_publish(!is_dba, targets);
 	managing = !is_dba;
@@ -632,8 +610,9 @@ next_candidate(WpChoice *c)
 		switch (search_step++)
 		{
 			case 0:
+				/* the cap bounds a wait whose wake-up signal was lost */
 				c->gather = true;
-				c->delay_us = Max(cap, WP_GATHER_MIN_CAP_US);
+				c->delay_us = Max(cap / 2, WP_GATHER_MIN_CAP_US);
 				c->siblings = 1;
 				break;
 			case 1:
@@ -1002,23 +981,6 @@ wp_pilot_tick(TimestampTz now)
 	take_second(&s);
 	recent[recent_n % WP_RECENT] = s;
 	recent_n++;
-
-	/* in gather mode, keep the cap near what groups need to arrive */
-	if (pg_atomic_read_u32(&pilot->gather_on))
-	{
-		uint64		wakes = pg_atomic_exchange_u64(&pilot->gather_wakeups, 0);
-		uint64		span = pg_atomic_exchange_u64(&pilot->gather_span_sum_us, 0);
-		int			limit = current.gather ? current.delay_us : candidate.delay_us;
-
-		if (wakes > 10)
-		{
-			int			cap = (int) Min((double) limit,
-										Max(WP_GATHER_MIN_CAP_US,
-											2.0 * (double) span / (double) wakes));
-
-			pg_atomic_write_u32(&pilot->gather_cap_us, (uint32) cap);
-		}
-	}
 
 	controller_second(&s);
 }
