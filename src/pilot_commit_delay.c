@@ -11,12 +11,15 @@
  * of backends that committed recently).  The flush leader sleeps in
  * XLogFlush's pg_usleep(CommitDelay) holding WALWriteLock; in PostgreSQL
  * 15 that is a select(), which a signal cuts short.  The backend whose
- * arrival completes the group sends SIGUSR1 (harmless: the procsignal
- * handler only sets the latch) to the earliest-arrived backend still in
- * commit whose wait event is empty -- the sleeping leader; followers wait
- * on LWLock:WALWrite.  So the leader sleeps only as long as the group
- * needs to arrive, never longer than the cap: the count-bounded wait
- * PostgreSQL lacks.  For a lone committer (G < 2) the delay is dropped to
+ * arrival completes the group signals the earliest-arrived backend still
+ * in commit whose wait event is empty -- the sleeping leader; followers
+ * wait on LWLock:WALWrite.  Regular backends ignore SIGUSR2, so walpilot
+ * installs a handler there that first waits (briefly) until the completing
+ * arrival has queued behind the leader, i.e. its commit record is in; other
+ * processes get SIGUSR1, whose procsignal handler only sets the latch.  So
+ * the leader sleeps only as long as the group needs to arrive, never longer
+ * than the cap (F/2): the count-bounded wait PostgreSQL lacks.  For a lone
+ * committer (G < 2) the delay is dropped to
  * 0 for that commit.  None of this takes a lock, allocates or can throw.
  *
  * Controller (worker, once a second).  It engages only when commits are
