@@ -698,10 +698,16 @@ def reanalyze(sc, opts):
                      else v) for k, v in r.items()} for r in csv.DictReader(f)]
     for r in rows:
         r["tps"] = float(r["tps"])
+    reps = len({r["rep"] for r in rows})
+    write_report(ctx, sc, rows, [f"# {sc.name}: {reps} reps (re-analysed from {ctx.out}/runs.csv)"])
+    return 0
+
+
+def write_report(ctx, sc, rows, header):
+    """summary.csv, report.txt (header lines, notes, tables, analysis), printed, and plots"""
     summ, text = summarize(ctx, rows)
     write_csv(os.path.join(ctx.out, "summary.csv"), summ)
-    reps = len({r["rep"] for r in rows})
-    report = [f"# {sc.name}: {reps} reps (re-analysed from {ctx.out}/runs.csv)", sc.notes, text]
+    report = header + [sc.notes, text]
     if sc.analyze:
         report.append(sc.analyze(ctx, rows, summ))
     report = "\n".join(report)
@@ -709,7 +715,6 @@ def reanalyze(sc, opts):
         f.write(report + "\n")
     print(report)
     plot(ctx, rows)
-    return 0
 
 
 def main():
@@ -859,18 +864,10 @@ def main():
     finally:
         cleanup()
     write_csv(os.path.join(ctx.out, "runs.csv"), rows)
-    summ, text = summarize(ctx, rows)
-    write_csv(os.path.join(ctx.out, "summary.csv"), summ)
-    report = [f"# {sc.name}{' --quick' if opts.quick else ''}: {sc.reps} reps x {sc.duration}s, "
-              f"scale {sc.scale}, {os.uname().nodename}, {os.cpu_count()} cpus, {time.strftime('%Y-%m-%d %H:%M')}",
-              "# command: " + " ".join(["test/bench/run"] + sys.argv[1:]), sc.notes, text]
-    if sc.analyze:
-        report.append(sc.analyze(ctx, rows, summ))
-    report = "\n".join(report)
-    with open(os.path.join(ctx.out, "report.txt"), "w") as f:
-        f.write(report + "\n")
-    print(report)
-    plot(ctx, rows)
+    write_report(ctx, sc, rows,
+                 [f"# {sc.name}{' --quick' if opts.quick else ''}: {sc.reps} reps x {sc.duration}s, "
+                  f"scale {sc.scale}, {os.uname().nodename}, {os.cpu_count()} cpus, {time.strftime('%Y-%m-%d %H:%M')}",
+                  "# command: " + " ".join(["test/bench/run"] + sys.argv[1:])])
     latest = os.path.join(HERE, "results", f"{sc.name}{'-quick' if opts.quick else ''}-latest")
     try:
         if os.path.islink(latest):
