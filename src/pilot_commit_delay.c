@@ -175,9 +175,7 @@ static uint64 prev_hist[WP_HIST_BUCKETS];
 static bool have_prev = false;
 static TimestampTz last_second = 0;
 static TimestampTz last_group_update = 0;
-#define WP_RECENT 5
-static WpSecondStats recent[WP_RECENT];
-static int	recent_n = 0;
+static double last_p50_us = 0;	/* commit p50 of the last second */
 
 /*
  * recheck_due
@@ -486,8 +484,7 @@ static void
 update_group(void)
 {
 	uint64		now = now_us();
-	double		p50 = recent_n > 0 ? hist_quantile(recent[(recent_n - 1) % WP_RECENT].hist, 0.5) : 0;
-	uint64		horizon = (uint64) Max(50000.0, 4.0 * p50);
+	uint64		horizon = (uint64) Max(50000.0, 4.0 * last_p50_us);
 	int			n = (int) pg_atomic_read_u32(&pilot->max_slot);
 	uint32		group = 0;
 	uint32		in_commit_slots = 0;
@@ -982,8 +979,7 @@ wp_pilot_tick(TimestampTz now)
 		return;
 	last_second = now;
 	take_second(&s);
-	recent[recent_n % WP_RECENT] = s;
-	recent_n++;
+	last_p50_us = hist_quantile(s.hist, 0.5);
 
 	controller_second(&s);
 }
