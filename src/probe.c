@@ -87,7 +87,7 @@ int			wp_probe_interval_s = 0;
 #define WP_PERIODIC_OPS			20
 #define WP_PERIODIC_MAX_MS		250
 #define WP_PERIODIC_FILE_SIZE	(1024 * 1024)
-#define WP_ESTIMATE_WINDOW_MS	10000
+#define WP_ESTIMATE_WINDOW_MS	5000
 #define WP_ESTIMATE_MIN_FLUSHES	10
 
 /* Delays (µs) the sleep probe asks pg_usleep for. */

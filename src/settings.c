@@ -234,6 +234,16 @@ wp_settings_apply_in_backend(void)
 			char		buf[16];
 			int			value = managed ? targets[i] : wp_settings_boot_value(i);
 
+			/*
+			 * commit_siblings only acts through commit_delay: a session
+			 * that pins its own commit_delay keeps its own siblings too,
+			 * or the pilot's gather value (0) would make that session's
+			 * delay sleep even for a lone commit.
+			 */
+			if (managed && i == WP_KNOB_COMMIT_SIBLINGS &&
+				wp_settings_source(WP_KNOB_COMMIT_DELAY) > PGC_S_DYNAMIC_DEFAULT)
+				value = wp_settings_boot_value(i);
+
 			snprintf(buf, sizeof(buf), "%d", value);
 			(void) set_config_option(knob_names[i], buf,
 									 PGC_SUSET, PGC_S_DYNAMIC_DEFAULT,

@@ -93,6 +93,10 @@ is($node->safe_psql('postgres',
 	'dba', 'settings shows the session pin as the DBA\'s');
 is($node->safe_psql('postgres', $effective, extra_params => [ '-U', 'pinned' ]),
 	'7', 'ALTER ROLE ... SET commit_delay wins over the pilot');
+is($node->safe_psql('postgres',
+		q{SELECT effective_value FROM walpilot.settings WHERE name = 'commit_siblings'},
+		extra_params => [ '-U', 'pinned' ]),
+	'5', 'a session that pins commit_delay keeps the configured commit_siblings');
 
 # revert() puts the configured value back everywhere
 $node->safe_psql('postgres', 'SELECT walpilot.revert()');
