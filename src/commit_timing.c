@@ -316,16 +316,19 @@ wp_xact_callback(XactEvent event, void *arg)
 					 wp_pending_wal_writes() != pending_writes);
 #endif
 				record_commit(slot_at(wp_my_proc_number()), us, led);
+				pending = WP_PENDING_NONE;
+				wp_pilot_after_commit(end);
+				break;
 			}
 			else if (pending == WP_PENDING_ASYNC)
 				slot_add(&slot_at(wp_my_proc_number())->async, 1);
 			pending = WP_PENDING_NONE;
-			wp_pilot_after_commit();
+			wp_pilot_after_commit(0);
 			break;
 
 		case XACT_EVENT_ABORT:
 			pending = WP_PENDING_NONE;
-			wp_pilot_after_commit();
+			wp_pilot_after_commit(0);
 			break;
 
 		default:

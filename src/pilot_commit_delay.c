@@ -100,7 +100,8 @@ typedef union WpPilotSlot
 	{
 		pg_atomic_uint32 wake_handler;	/* backend handles WP_WAKE_SIGNAL */
 		pg_atomic_uint64 arrived_us;	/* 0 when not in a durable commit */
-		pg_atomic_uint64 last_commit_us;	/* end of its last durable commit */
+		pg_atomic_uint64 last_commit_at;	/* TimestampTz: end of its last
+											 * durable commit */
 	}			s;
 	char		pad[PG_CACHE_LINE_SIZE];
 } WpPilotSlot;
@@ -111,6 +112,7 @@ typedef struct WpPilotShared
 	pg_atomic_uint32 in_commit;
 	pg_atomic_uint32 gather_on;
 	pg_atomic_uint32 gather_group;	/* G */
+	pg_atomic_uint32 min_slot;	/* lowest slot index that committed */
 	pg_atomic_uint32 max_slot;	/* highest slot index that committed + 1 */
 	pg_atomic_uint32 waker_slot;	/* the arrival that completed a group */
 
@@ -222,6 +224,7 @@ wp_pilot_shmem_init(void)
 		pg_atomic_init_u32(&pilot->in_commit, 0);
 		pg_atomic_init_u32(&pilot->gather_on, 0);
 		pg_atomic_init_u32(&pilot->gather_group, 0);
+		pg_atomic_init_u32(&pilot->min_slot, (uint32) wp_max_procs());
 		pg_atomic_init_u32(&pilot->max_slot, 0);
 		pg_atomic_init_u32(&pilot->waker_slot, 0);
 		pg_atomic_init_u32(&pilot->revert_requested, 0);
@@ -229,7 +232,7 @@ wp_pilot_shmem_init(void)
 		{
 			pg_atomic_init_u32(&pilot_slots[i].s.wake_handler, 0);
 			pg_atomic_init_u64(&pilot_slots[i].s.arrived_us, 0);
-			pg_atomic_init_u64(&pilot_slots[i].s.last_commit_us, 0);
+			pg_atomic_init_u64(&pilot_slots[i].s.last_commit_at, 0);
 		}
 		strlcpy(pilot->state, "idle", sizeof(pilot->state));
 	}
@@ -250,15 +253,6 @@ hist_quantile(const uint64 *hist, double q)
 	for (i = 0; i < WP_HIST_BUCKETS; i++)
 		total += hist[i];
 	return wp_hist_percentile(hist, total, q, 0);
-}
-
-static uint64
-now_us(void)
-{
-	instr_time	t;
-
-	INSTR_TIME_SET_CURRENT(t);
-	return INSTR_TIME_GET_MICROSEC(t);
 }
 
 /*---- backend side ----*/
@@ -337,7 +331,8 @@ install_wake_handler(int slot)
 static void
 wake_leader(int my_slot)
 {
-	int			n = (int) pg_atomic_read_u32(&pilot->max_slot);
+	int			lo = (int) pg_atomic_read_u32(&pilot->min_slot);
+	int			hi = (int) pg_atomic_read_u32(&pilot->max_slot);
 	int			best_pid = 0;
 	int			best_slot = -1;
 	uint64		best_arrival = PG_UINT64_MAX;
@@ -348,7 +343,7 @@ wake_leader(int my_slot)
 	 * event: followers (including a straggler from the previous group)
 	 * wait on LWLock:WALWrite.
 	 */
-	for (i = 0; i < n; i++)
+	for (i = lo; i < hi; i++)
 	{
 		uint64		a;
 		PGPROC	   *proc;
@@ -402,8 +397,11 @@ wp_pilot_before_commit(bool durable)
 	/* tune mode: the worker needs to know who commits (the group size) */
 	commit_in_flight = true;
 	slot = wp_my_proc_number();
+	/* unlocked widening; a lost race is repaired at the next commit */
 	if ((uint32) slot >= pg_atomic_read_u32(&pilot->max_slot))
 		pg_atomic_write_u32(&pilot->max_slot, (uint32) slot + 1);
+	if ((uint32) slot < pg_atomic_read_u32(&pilot->min_slot))
+		pg_atomic_write_u32(&pilot->min_slot, (uint32) slot);
 	if (!pg_atomic_read_u32(&pilot->gather_on) || commit_delay_pinned())
 		return;
 
@@ -428,13 +426,14 @@ wp_pilot_before_commit(bool durable)
 /*
  * wp_pilot_after_commit
  *		Called at COMMIT and ABORT of the same transactions: restores this
- *		session's commit_delay and counts the arrival out.  Same rules.
+ *		session's commit_delay and counts the arrival out.  end is commit
+ *		timing's stamp of a durable commit's end, 0 when it took none (an
+ *		abort): the pilot reuses it rather than read the clock again.
+ *		Same rules.
  */
 void
-wp_pilot_after_commit(void)
+wp_pilot_after_commit(TimestampTz end)
 {
-	instr_time	end;
-	uint64		end_us;
 	int			slot;
 
 	if (saved_commit_delay >= 0)
@@ -447,9 +446,9 @@ wp_pilot_after_commit(void)
 	commit_in_flight = false;
 
 	slot = wp_my_proc_number();
-	INSTR_TIME_SET_CURRENT(end);
-	end_us = INSTR_TIME_GET_MICROSEC(end);
-	pg_atomic_write_u64(&pilot_slots[slot].s.last_commit_us, end_us);
+	if (end == 0)
+		end = GetCurrentTimestamp();
+	pg_atomic_write_u64(&pilot_slots[slot].s.last_commit_at, (uint64) end);
 	if (!commit_counted)
 		return;
 	commit_counted = false;
@@ -490,17 +489,20 @@ take_second(WpSecondStats *s)
 static void
 update_group(void)
 {
-	uint64		now = now_us();
-	uint64		horizon = (uint64) Max(50000.0, 4.0 * last_p50_us);
+	TimestampTz now = GetCurrentTimestamp();
+	int64		horizon = (int64) Max(50000.0, 4.0 * last_p50_us);
+	int			lo = (int) pg_atomic_read_u32(&pilot->min_slot);
 	int			n = (int) pg_atomic_read_u32(&pilot->max_slot);
 	uint32		group = 0;
 	uint32		in_commit_slots = 0;
 	int			i;
 
-	for (i = 0; i < n; i++)
+	for (i = lo; i < n; i++)
 	{
-		uint64		last = pg_atomic_read_u64(&pilot_slots[i].s.last_commit_us);
+		TimestampTz last = (TimestampTz)
+			pg_atomic_read_u64(&pilot_slots[i].s.last_commit_at);
 
+		/* signed: a wall-clock step back counts as recent, briefly */
 		if (last != 0 && now - last < horizon)
 			group++;
 		if (pg_atomic_read_u64(&pilot_slots[i].s.arrived_us) != 0)

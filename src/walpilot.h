@@ -124,7 +124,7 @@ extern Size wp_pilot_shmem_size(void);
 extern void wp_pilot_shmem_init(void);
 extern void wp_pilot_define_gucs(void);
 extern void wp_pilot_before_commit(bool durable);
-extern void wp_pilot_after_commit(void);
+extern void wp_pilot_after_commit(TimestampTz end);
 extern void wp_pilot_tick(TimestampTz now);
 extern void wp_pilot_stop(const char *why);
 extern void wp_pilot_worker_start(void);
