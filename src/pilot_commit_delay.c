@@ -115,6 +115,8 @@ typedef struct WpPilotShared
 	pg_atomic_uint32 min_slot;	/* lowest slot index that committed */
 	pg_atomic_uint32 max_slot;	/* highest slot index that committed + 1 */
 	pg_atomic_uint32 waker_slot;	/* the arrival that completed a group */
+	pg_atomic_uint64 group_closed_us;	/* its arrival time: older arrivals
+										 * belong to earlier groups */
 
 	/* requests from SQL to the worker */
 	pg_atomic_uint32 revert_requested;
@@ -227,6 +229,7 @@ wp_pilot_shmem_init(void)
 		pg_atomic_init_u32(&pilot->min_slot, (uint32) wp_max_procs());
 		pg_atomic_init_u32(&pilot->max_slot, 0);
 		pg_atomic_init_u32(&pilot->waker_slot, 0);
+		pg_atomic_init_u64(&pilot->group_closed_us, 0);
 		pg_atomic_init_u32(&pilot->revert_requested, 0);
 		for (i = 0; i < wp_max_procs(); i++)
 		{
@@ -326,22 +329,31 @@ install_wake_handler(int slot)
 
 /*
  * wake_leader
- *		The group is complete: cut the sleeping leader's commit_delay short.
+ *		The group may be complete: if G backends have arrived since the last
+ *		group closed, cut the sleeping leader's commit_delay short.
+ *
+ * The in_commit count alone is not enough: a member of the previous group
+ * that has not yet been scheduled since its flush still counts, and waking
+ * on it closed the group one arrival early -- that arrival then waited a
+ * whole extra flush (0.5 % of commits at 8 clients).  So this scan counts
+ * only arrivals after the previous group's closing arrival, and the
+ * compare-and-swap of that time lets exactly one arrival close a group.
  */
 static void
-wake_leader(int my_slot)
+wake_leader(int my_slot, uint64 my_arrival, uint32 group)
 {
 	int			lo = (int) pg_atomic_read_u32(&pilot->min_slot);
 	int			hi = (int) pg_atomic_read_u32(&pilot->max_slot);
+	uint64		closed = pg_atomic_read_u64(&pilot->group_closed_us);
+	uint32		fresh = 1;		/* this arrival */
 	int			best_pid = 0;
 	int			best_slot = -1;
 	uint64		best_arrival = PG_UINT64_MAX;
 	int			i;
 
 	/*
-	 * The leader is the earliest arrival still in commit that shows no wait
-	 * event: followers (including a straggler from the previous group)
-	 * wait on LWLock:WALWrite.
+	 * The leader is the earliest fresh arrival that shows no wait event:
+	 * followers wait on LWLock:WALWrite.
 	 */
 	for (i = lo; i < hi; i++)
 	{
@@ -351,7 +363,10 @@ wake_leader(int my_slot)
 		if (i == my_slot)
 			continue;
 		a = pg_atomic_read_u64(&pilot_slots[i].s.arrived_us);
-		if (a == 0 || a >= best_arrival)
+		if (a == 0 || a <= closed)
+			continue;
+		fresh++;
+		if (a >= best_arrival)
 			continue;
 		proc = &ProcGlobal->allProcs[i];
 		if (WP_READ_ONCE_U32(proc->wait_event_info) != 0)
@@ -360,8 +375,11 @@ wake_leader(int my_slot)
 		best_slot = i;
 		best_arrival = a;
 	}
-	if (best_pid <= 0)
+	if (fresh < group || best_pid <= 0 || my_arrival <= closed)
 		return;
+	if (!pg_atomic_compare_exchange_u64(&pilot->group_closed_us, &closed,
+										my_arrival))
+		return;					/* another arrival closed it */
 
 	if (pg_atomic_read_u32(&pilot_slots[best_slot].s.wake_handler))
 	{
@@ -419,8 +437,8 @@ wp_pilot_before_commit(bool durable)
 		saved_commit_delay = CommitDelay;
 		CommitDelay = 0;		/* nobody to wait for */
 	}
-	else if (n == group)
-		wake_leader(slot);
+	else if (n >= group)
+		wake_leader(slot, now, group);
 }
 
 /*
