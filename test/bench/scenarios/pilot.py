@@ -142,22 +142,34 @@ def _per_config_runs(sc):
 # --------------------------------------------------------------------------
 # analysis
 # --------------------------------------------------------------------------
-def _series(ctx, name):
+def _series(ctx, name, col="tps"):
     try:
         with open(os.path.join(ctx.out, "series", name + ".csv")) as f:
-            return [int(r["tps"]) for r in csv.DictReader(f)]
-    except OSError:
+            return [float(r[col]) for r in csv.DictReader(f) if r.get(col) not in ("", None)]
+    except (OSError, KeyError, ValueError):
         return []
 
 
-def _steady(ctx, r):
+def _steady_from(ctx, r, n):
     meta = json.loads(r["meta"]) if isinstance(r["meta"], str) else r["meta"]
-    ser = _series(ctx, r["series"])
     frm = getattr(ctx.scenario, "steady_from", 60)
-    if not meta.get("tune") or len(ser) <= frm + 5:
+    if not meta.get("tune") or n <= frm + 5:
         frm = 5    # statics, and tune runs too short for the pilot to converge
-    w = ser[frm:]
+    return frm
+
+
+def _steady(ctx, r):
+    ser = _series(ctx, r["series"])
+    w = ser[_steady_from(ctx, r, len(ser)):]
     return sum(w) / len(w) if w else float("nan")
+
+
+def _steady_p99(ctx, r):
+    """Median of the per-second p99 latencies (ms) over the steady window:
+    the whole-run p99 of a tune run also holds its trials' windows."""
+    ser = _series(ctx, r["series"], "p99_ms")
+    w = ser[_steady_from(ctx, r, len(ser)):]
+    return median(w) if w else float("nan")
 
 
 def _decisions(ctx, r):
@@ -212,6 +224,7 @@ def analyze(ctx, rows, summ):
     out.append(f"# c = {c_ms:.3f} ms per transaction (1/tps, instant-flush device, 16 clients, sync commit)")
     for r in rows:
         r["steady"] = _steady(ctx, r)
+        r["steady_p99"] = _steady_p99(ctx, r)
     groups = []
     for r in rows:
         if r["group"] != "calib-c" and r["group"] not in groups:
@@ -241,14 +254,16 @@ def analyze(ctx, rows, summ):
             base = st.get("none")
             out.append(f"\n  N={n}  L(N)={L:.0f} tps")
             out.append(f"  {'config':<17} {'whole run':>18} {'steady':>20} {'x none':>7} {'x best':>7} {'x L':>6}"
-                       f" {'p99 ms':>8}")
+                       f" {'p99 ms':>8} {'st p99':>7}")
             for c in sorted(cfgs, key=lambda c: -st[c]):
                 rs = [r for r in cell if r["config"] == c]
                 p99 = [float(r["p99_ms"]) for r in rs if r.get("p99_ms") not in ("", None)]
+                sp99 = [r["steady_p99"] for r in rs if r["steady_p99"] == r["steady_p99"]]
                 out.append(f"  {c:<17} {rng([r['tps'] for r in rs]):>18} {rng([r['steady'] for r in rs]):>20}"
                            f" {st[c] / base if base else float('nan'):>7.2f}"
                            f" {st[c] / st[best] if best else float('nan'):>7.2f} {st[c] / L:>6.2f}"
-                           f" {median(p99) if p99 else float('nan'):>8.1f}")
+                           f" {median(p99) if p99 else float('nan'):>8.1f}"
+                           f" {median(sp99) if sp99 else float('nan'):>7.1f}")
             if "tune" in st:
                 accept.append((g, n, st["tune"], base, best, st[best] if best else None, L,
                                [r["steady"] for r in cell if r["config"] == "tune"],
