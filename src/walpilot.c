@@ -160,7 +160,7 @@ define_gucs(void)
 							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("walpilot.max_latency_regression",
-							gettext_noop("Largest rise of p99 commit latency, in percent, a kept change may cause."),
+							gettext_noop("Largest rise of p99 commit latency, in percent, over the configured setting a kept change may cause."),
 							NULL,
 							&wp_max_latency_regression_pct,
 							10,
