@@ -291,10 +291,17 @@ emu_init(void)
 }
 
 /* ---- file table ---- */
+/* where a file's probe sequence starts in the open-addressed table */
+static uint64_t
+slot_hash(dev_t dev, ino_t ino)
+{
+	return ((uint64_t) dev * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t) ino * 0xc2b2ae3d27d4eb4fULL);
+}
+
 static int
 slot_for(dev_t dev, ino_t ino)
 {
-	uint64_t h = ((uint64_t) dev * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t) ino * 0xc2b2ae3d27d4eb4fULL);
+	uint64_t h = slot_hash(dev, ino);
 	uint32_t i, n;
 
 	for (n = 0; n < EMU_NSLOTS; n++)
@@ -330,7 +337,7 @@ slot_for(dev_t dev, ino_t ino)
 static int
 slot_find(dev_t dev, ino_t ino)
 {
-	uint64_t h = ((uint64_t) dev * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t) ino * 0xc2b2ae3d27d4eb4fULL);
+	uint64_t h = slot_hash(dev, ino);
 	uint32_t i, n;
 
 	for (n = 0; n < EMU_NSLOTS; n++)
