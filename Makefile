@@ -27,8 +27,10 @@ PG_CPPFLAGS = -I$(srcdir)/src
 
 # pg_regress: its own temporary, preloaded instance.
 REGRESS = setup status guc privileges instruments storage cleanup
+# REGRESS_PORT: test/run passes a free one, so runs can overlap.
+REGRESS_PORT ?= 54329
 REGRESS_OPTS = --temp-instance=./tmp_check \
-	--temp-config=$(srcdir)/test/regress.conf --port=54329
+	--temp-config=$(srcdir)/test/regress.conf --port=$(REGRESS_PORT)
 
 EXTRA_CLEAN = tmp_check results log regression.diffs regression.out
 

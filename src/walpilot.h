@@ -25,7 +25,7 @@
 
 #include "compat.h"
 
-#define WALPILOT_VERSION		"0.1"
+#define WALPILOT_VERSION		"0.2"
 #define WP_WORKER_TYPE			"walpilot worker"
 #define WP_TRANCHE_NAME			"walpilot"
 

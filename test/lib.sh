@@ -43,6 +43,19 @@ else
 	owner=$(id -un)
 fi
 
+# wp_free_port: a TCP port on this machine that nothing listens on now.
+wp_free_port()
+{
+	local p i
+	for i in $(seq 1 50); do
+		p=$((20000 + RANDOM % 30000))
+		(exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null && continue
+		echo "$p"
+		return 0
+	done
+	echo 54329
+}
+
 log() { printf '\n== %s\n' "$*"; }
 
 wp_install_deps()
