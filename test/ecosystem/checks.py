@@ -1,0 +1,401 @@
+#!/usr/bin/env python3
+"""Checks of test/ecosystem/run that parse things: the exporter's scrape,
+PromQL in the dashboard and the rules, the sql_exporter and pgwatch files,
+the docs.  Each subcommand prints what is wrong and exits 1, or exits 0.
+
+SQL runs through the command in $WP_PSQL (psql as the pg_monitor role)."""
+import csv
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+
+import yaml
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+problems = []
+
+
+def bad(msg):
+    problems.append(msg)
+
+
+def done():
+    for p in problems:
+        print("  " + p)
+    sys.exit(1 if problems else 0)
+
+
+def psql(sql):
+    cmd = os.environ["WP_PSQL"].split() + ["--csv", "-c", sql]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(r.stderr.strip())
+    return list(csv.DictReader(io.StringIO(r.stdout)))
+
+
+def parse_scrape(path):
+    """{name: [(labels dict, value float)]}, {family: type}"""
+    series, types = {}, {}
+    for line in open(path):
+        line = line.rstrip("\n")
+        if line.startswith("# TYPE "):
+            _, _, fam, typ = line.split(" ", 3)
+            types[fam] = typ
+            continue
+        if not line or line.startswith("#"):
+            continue
+        m = re.match(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$', line)
+        if not m:
+            continue
+        labels = dict(re.findall(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"', m.group(3) or ""))
+        series.setdefault(m.group(1), []).append((labels, float(m.group(4))))
+    return series, types
+
+
+def one(series, metric, **want):
+    rows = [v for l, v in series.get(metric, []) if all(l.get(k) == x for k, x in want.items())]
+    if len(rows) != 1:
+        bad(f"{metric}{want}: {len(rows)} series, expected 1")
+        return None
+    return rows[0]
+
+
+def cmd_scrape(path, names_out):
+    s, types = parse_scrape(path)
+    walpilot = sorted(n for n in s if n.startswith("walpilot_"))
+    with open(names_out, "w") as f:
+        f.write("\n".join(walpilot) + "\n")
+    if types.get("walpilot_commit_latency_seconds") != "histogram":
+        bad("walpilot_commit_latency_seconds is not a histogram")
+    buckets = sorted(((float("inf") if l["le"] == "+Inf" else float(l["le"])), v)
+                     for l, v in s.get("walpilot_commit_latency_seconds_bucket", []))
+    count = one(s, "walpilot_commit_latency_seconds_count")
+    total = one(s, "walpilot_commit_latency_seconds_sum")
+    commits = one(s, "walpilot_durable_commits_total")
+    if len(buckets) < 20:
+        bad(f"{len(buckets)} histogram buckets")
+    if any(a[1] > b[1] for a, b in zip(buckets, buckets[1:])):
+        bad("bucket counts are not cumulative")
+    if buckets and (buckets[-1][0] != float("inf") or buckets[-1][1] != count):
+        bad(f"+Inf bucket {buckets[-1]} is not _count {count}")
+    if not count or count < 100:
+        bad(f"_count {count}: the load's commits are missing")
+    if count != commits:
+        bad(f"histogram _count {count} != walpilot_durable_commits_total {commits}")
+    if count and total is not None and not (5e-6 < total / count < 1.0):
+        bad(f"mean commit latency {total / count} s is not between 5 us and 1 s")
+    if types.get("walpilot_durable_commits_total") != "counter" or types.get("walpilot_wait_seconds_total") != "counter":
+        bad("counters are not typed counter")
+    if one(s, "walpilot_worker_up") != 1:
+        bad("walpilot_worker_up is not 1")
+    one(s, "walpilot_mode_info", mode="observe")
+    states = {l["state"]: v for l, v in s.get("walpilot_pilot_state_active", [])}
+    if sorted(states) != ["hold", "idle", "re-check", "trial"] or sum(states.values()) != 1:
+        bad(f"pilot states {states}")
+    one(s, "walpilot_pilot_setting_info")
+    for name in ("commit_delay", "commit_siblings"):
+        rows = [l for l, v in s.get("walpilot_setting_value", []) if l.get("name") == name]
+        if len(rows) != 1 or rows[0].get("managed_by") not in ("walpilot", "dba", "default"):
+            bad(f"walpilot_setting_value for {name}: {rows}")
+        one(s, "walpilot_setting_configured_value", name=name)
+    if one(s, "walpilot_setting_value", name="commit_siblings") != 5:
+        bad("commit_siblings in force is not the default 5")
+    client = [v for l, v in s.get("walpilot_wait_seconds_total", []) if l.get("backend_type") == "client backend"]
+    if not client or sum(client) <= 0:
+        bad("no sampled wait time of client backends")
+    ckpt = s.get("walpilot_last_checkpoint_duration_seconds", [])
+    if len(ckpt) != 1 or ckpt[0][0].get("reason") != "requested" or not ckpt[0][1] >= 0:
+        bad(f"last checkpoint {ckpt}")
+    if not (one(s, "walpilot_checkpoints_last_hour") or 0) >= 1:
+        bad("no checkpoint in the last hour")
+    if not (one(s, "walpilot_last_minute_commits_per_second") or 0) > 0:
+        bad("no commits in the last minute")
+    est = s.get("walpilot_wal_flush_estimate_seconds", [])
+    if len(est) != 1 or "source" not in est[0][0]:
+        bad(f"flush estimate {est}")
+    one(s, "walpilot_decisions_total")
+    if one(s, "pg_exporter_last_scrape_error") != 0:
+        bad("the exporter reports a scrape error")
+    for l, v in s.get("pg_exporter_user_queries_load_error", []):
+        if v != 0:
+            bad(f"the exporter could not load the query file: {l}")
+    done()
+
+
+BUILTIN = set("""sum min max avg group stddev stdvar count count_values bottomk topk quantile
+by without on ignoring group_left group_right bool and or unless offset
+rate irate increase delta idelta deriv predict_linear histogram_quantile label_replace label_join
+abs ceil floor round clamp clamp_min clamp_max exp ln log2 log10 sqrt time timestamp vector scalar
+sort sort_desc absent absent_over_time changes resets day_of_month day_of_week hour minute month year
+avg_over_time min_over_time max_over_time sum_over_time count_over_time quantile_over_time
+stddev_over_time stdvar_over_time last_over_time present_over_time label_values query_result
+humanizeDuration inf nan""".split())
+
+
+def promql_names(expr):
+    e = re.sub(r'"(?:[^"\\]|\\.)*"', '""', expr)
+    e = re.sub(r'\{[^}]*\}', '', e)
+    e = re.sub(r'\[[^\]]*\]', '', e)
+    e = re.sub(r'\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)', ' ', e)
+    e = re.sub(r'\$\w+', '', e)
+    names = set()
+    for m in re.finditer(r'(?<![\w.])([a-zA-Z_:][a-zA-Z0-9_:]*)(\s*\()?', e):
+        if m.group(2) or m.group(1) in BUILTIN or re.fullmatch(r'e\d*', m.group(1)):
+            continue
+        names.add(m.group(1))
+    return names
+
+
+def dashboard_exprs(d):
+    out = []
+
+    def walk(panels):
+        for p in panels:
+            for t in p.get("targets", []):
+                out.append((f"panel '{p.get('title')}'", t["expr"]))
+            walk(p.get("panels", []))
+    walk(d.get("panels", []))
+    for a in d.get("annotations", {}).get("list", []):
+        if "expr" in a:
+            out.append((f"annotation '{a['name']}'", a["expr"]))
+    for v in d.get("templating", {}).get("list", []):
+        if v.get("type") == "query":
+            q = v["query"]["query"] if isinstance(v["query"], dict) else v["query"]
+            m = re.match(r'label_values\((.*),\s*\w+\)$', q)
+            out.append((f"variable '{v['name']}'", m.group(1) if m else q))
+    return out
+
+
+# Series that exist only once there is a row behind them: no decision has
+# been taken on the test's fast disk, so walpilot_last_decision_info is
+# defined in the query file but not in the scrape.
+ROW_DEPENDENT = {"walpilot_last_decision_info"}
+
+
+def defined_names():
+    """Metric names the postgres_exporter query file defines."""
+    spec = yaml.safe_load(open(os.path.join(ROOT, "monitoring", "postgres_exporter", "walpilot.yaml")))
+    names = set()
+    for key, q in spec.items():
+        for item in q["metrics"]:
+            for col, m in item.items():
+                if m["usage"] == "HISTOGRAM":
+                    names |= {f"{key}_{col}_bucket", f"{key}_{col}_sum", f"{key}_{col}_count"}
+                elif m["usage"] != "LABEL":
+                    names.add(f"{key}_{col}")
+    return names
+
+
+def served_and_recorded(names_file, rules_file):
+    served = set(open(names_file).read().split())
+    missing = defined_names() - served
+    if missing - ROW_DEPENDENT:
+        bad(f"defined in the query file but not served: {sorted(missing - ROW_DEPENDENT)}")
+    served |= missing & ROW_DEPENDENT
+    rules = yaml.safe_load(open(rules_file))
+    recorded = {r["record"] for g in rules["groups"] for r in g["rules"] if "record" in r}
+    return served, recorded, rules
+
+
+def cmd_dashboard_names(dash_file, names_file, rules_file):
+    served, recorded, _ = served_and_recorded(names_file, rules_file)
+    d = json.load(open(dash_file))
+    exprs = dashboard_exprs(d)
+    if len(exprs) < 15:
+        bad(f"only {len(exprs)} queries in the dashboard")
+    for where, e in exprs:
+        for n in promql_names(e):
+            if n not in served and n not in recorded:
+                bad(f"{where} queries {n}, which the exporter does not serve")
+    ds = [v for v in d["templating"]["list"] if v["name"] == "datasource"]
+    if not ds or ds[0]["type"] != "datasource" or ds[0]["query"] != "prometheus":
+        bad("no $datasource variable of type prometheus")
+    def walk(panels):
+        for p in panels:
+            if p.get("type") != "row" and p.get("datasource", {}).get("uid") != "${datasource}":
+                bad(f"panel '{p.get('title')}' does not use $datasource")
+            for t in p.get("targets", []):
+                if t.get("datasource", {}).get("uid") != "${datasource}":
+                    bad(f"a target of '{p.get('title')}' does not use $datasource")
+            walk(p.get("panels", []))
+    walk(d["panels"])
+    types = {p["type"] for p in d["panels"]}
+    if "heatmap" not in types:
+        bad("no heatmap panel")
+    done()
+
+
+def cmd_dashboard_exprs(dash_file, out):
+    d = json.load(open(dash_file))
+    with open(out, "w") as f:
+        for where, e in dashboard_exprs(d):
+            e = e.replace("$__rate_interval", "30s").replace("$__interval", "30s").replace("$instance", ".*")
+            f.write(json.dumps({"where": where, "expr": e}) + "\n")
+
+
+def cmd_rules_names(names_file, rules_file):
+    served, recorded, rules = served_and_recorded(names_file, rules_file)
+    for g in rules["groups"]:
+        for r in g["rules"]:
+            for n in promql_names(r["expr"]):
+                if n not in served and n not in recorded:
+                    bad(f"rule {r.get('record') or r.get('alert')} uses {n}, which the exporter does not serve")
+    alerts = {r["alert"] for g in rules["groups"] for r in g["rules"] if "alert" in r}
+    for a in ("WalpilotCommitLatencyHigh", "WalpilotPilotFellBack", "WalpilotCheckpointStalls"):
+        if a not in alerts:
+            bad(f"alert {a} missing")
+    done()
+
+
+def cmd_sql_exporter(collector_file, names_file):
+    served = set(open(names_file).read().split())
+    defined = defined_names()
+    if not served <= defined:
+        bad(f"served but not defined: {sorted(served - defined)}")
+    c = yaml.safe_load(open(collector_file))
+    queries = {q["query_name"]: q["query"] for q in c["queries"]}
+    results = {}
+    for name, sql in queries.items():
+        try:
+            results[name] = psql(sql)
+        except RuntimeError as e:
+            bad(f"query {name}: {e}")
+    names = set()
+    for m in c["metrics"]:
+        names.add(m["metric_name"])
+        rows = results.get(m["query_ref"])
+        if rows is None:
+            continue
+        if not rows:
+            continue
+        for col in m.get("key_labels", []) + m["values"]:
+            if col not in rows[0]:
+                bad(f"{m['metric_name']}: column {col} not in the result of {m['query_ref']}")
+    buckets = results.get("walpilot_commit_latency_seconds_bucket", [])
+    if not buckets or buckets[-1]["le"] != "+Inf":
+        bad("histogram buckets of the collector do not end at +Inf")
+    if names != defined:
+        bad(f"sql_exporter only: {sorted(names - defined)}; postgres_exporter only: {sorted(defined - names)}")
+    done()
+
+
+def cmd_pgwatch(path, server_major):
+    spec = yaml.safe_load(open(path))
+    metrics = spec["metrics"]
+    if len(metrics) < 6:
+        bad(f"only {len(metrics)} pgwatch metrics")
+    for name, m in metrics.items():
+        versions = sorted(int(v) for v in m["sqls"])
+        usable = [v for v in versions if v <= server_major]
+        if not usable:
+            bad(f"{name}: no SQL for PostgreSQL {server_major}")
+            continue
+        try:
+            rows = psql(m["sqls"][usable[-1]])
+        except RuntimeError as e:
+            bad(f"{name}: {e}")
+            continue
+        if not rows:
+            continue
+        cols = list(rows[0])
+        if cols[0] != "epoch_ns" or not re.fullmatch(r"\d{19}", rows[0]["epoch_ns"]):
+            bad(f"{name}: first column is not epoch_ns in ns: {cols[0]}={rows[0].get(cols[0])}")
+        for g in m.get("gauges", []):
+            if g != "*" and g not in cols:
+                bad(f"{name}: gauge {g} is not a column")
+            if g.startswith("tag_"):
+                bad(f"{name}: tag column {g} listed as a gauge")
+        if "description" not in m:
+            bad(f"{name}: no description")
+    for p in spec.get("presets", {}).values():
+        for n in p["metrics"]:
+            if n not in metrics:
+                bad(f"preset names unknown metric {n}")
+    done()
+
+
+def cmd_reference():
+    ref = open(os.path.join(ROOT, "docs", "reference.md")).read()
+    everything = ref
+    for d in [os.path.join(ROOT, "README.md")] + [os.path.join(ROOT, "docs", f) for f in os.listdir(os.path.join(ROOT, "docs"))]:
+        if d.endswith(".md"):
+            everything += open(d).read()
+    gucs = {r["name"] for r in psql("SELECT name FROM pg_settings WHERE name LIKE 'walpilot.%'")}
+    views = {r["n"] for r in psql("SELECT 'walpilot.' || viewname AS n FROM pg_views WHERE schemaname = 'walpilot'")}
+    funcs = {r["n"] for r in psql("SELECT 'walpilot.' || proname AS n FROM pg_proc WHERE pronamespace = 'walpilot'::regnamespace")}
+    # every name in a reference table is real
+    heads = set(re.findall(r'^\| `(walpilot\.[a-z_]+)', ref, re.M)) | set(re.findall(r'^#+ `(walpilot\.[a-z_]+)`', ref, re.M))
+    for n in sorted(heads):
+        if n not in gucs | views | funcs:
+            bad(f"docs/reference.md documents {n}, which the installed extension does not have")
+    # every installed name is documented somewhere
+    for n in sorted(gucs | views | funcs):
+        if f"`{n}" not in everything:
+            bad(f"{n} is documented nowhere (docs/reference.md or another docs/ file)")
+    # the columns of every view in docs/reference.md are the view's columns
+    for v in sorted(views):
+        m = re.search(r'^#+ `' + re.escape(v) + r'`.*?\n(.*?)(?=^#)', ref + "\n#", re.M | re.S)
+        if not m:
+            continue
+        documented = set()
+        for cell in re.findall(r'^\| (`[^|]*`) \|', m.group(1), re.M):
+            documented |= set(re.findall(r'`([a-z_0-9]+)`', cell))
+        real = {r["column_name"] for r in psql(
+            f"SELECT column_name FROM information_schema.columns WHERE table_schema = 'walpilot' AND table_name = '{v.split('.')[1]}'")}
+        if documented - real:
+            bad(f"docs/reference.md: {v} has no column {sorted(documented - real)}")
+        if v.split('.')[1] in ("status", "timeline", "checkpoints", "commit_latency", "wait_profile", "storage", "decisions", "settings") and real - documented:
+            bad(f"docs/reference.md: columns of {v} not documented: {sorted(real - documented)}")
+    done()
+
+
+def cmd_prose():
+    files = ["README.md"] + [f"docs/{f}" for f in ("reference.md", "benchmarks.md", "monitoring.md", "operations.md")]
+    for f in files:
+        p = os.path.join(ROOT, f)
+        if not os.path.exists(p):
+            bad(f"{f} missing")
+            continue
+        text = open(p).read()
+        for pat, what in ((r'\bsudo\b', "sudo"), (r'\bseeds? \d', "seed numbers"), (r'\bissues? \d', "issue numbers"),
+                          (r'this machine', "'this machine'"), (r'(?<![\w/.-])[0-9a-f]{7,40}(?![\w/.-])', "a commit hash"),
+                          (r'\.\./shared|shared/seeds', "shared files")):
+            for m in re.finditer(pat, text):
+                if what == "a commit hash" and not re.search(r'[a-f]', m.group(0)):
+                    continue
+                line = text[:m.start()].count("\n") + 1
+                bad(f"{f}:{line}: {what}: {m.group(0)!r}")
+    readme = open(os.path.join(ROOT, "README.md")).read()
+    ci = [l.strip() for l in open(os.path.join(ROOT, ".ci", "run")) if l.strip() and not l.startswith("#")
+          and not l.startswith("set ") and not l.startswith("cd ")]
+    for c in ci:
+        if c not in readme:
+            bad(f"README.md does not show the CI command {c!r}")
+    first = "\n".join(readme.splitlines()[:60]).lower()
+    for w in ("create extension walpilot", "shared_preload_libraries", "walpilot.mode", "apt-get install"):
+        if w not in first:
+            bad(f"the README's first screen has no {w!r}")
+    done()
+
+
+def cmd_quickstart_sql(out):
+    """The README quick start's SQL blocks, in order, for psql."""
+    readme = open(os.path.join(ROOT, "README.md")).read()
+    qs = readme.split("\n## ", 2)[1] if "\n## " in readme else readme
+    blocks = re.findall(r'```sql\n(.*?)```', qs, re.S)
+    if not blocks:
+        bad("no SQL in the quick start")
+    with open(out, "w") as f:
+        f.write("\n".join(blocks))
+    done()
+
+
+if __name__ == "__main__":
+    cmd, args = sys.argv[1], sys.argv[2:]
+    {"scrape": cmd_scrape, "dashboard-names": cmd_dashboard_names, "dashboard-exprs": cmd_dashboard_exprs,
+     "rules-names": cmd_rules_names, "sql-exporter": cmd_sql_exporter,
+     "pgwatch": lambda p, v: cmd_pgwatch(p, int(v)), "reference": cmd_reference,
+     "prose": cmd_prose, "quickstart-sql": cmd_quickstart_sql}[cmd](*args)
