@@ -403,9 +403,24 @@ def cmd_quickstart_sql(out):
     done()
 
 
+def cmd_monitoring_doc(rules_file):
+    """docs/monitoring.md names every metric, rule and alert, and no other."""
+    doc = open(os.path.join(ROOT, "docs", "monitoring.md")).read()
+    rules = yaml.safe_load(open(rules_file))
+    names = defined_names() | {r.get("record") or r.get("alert") for g in rules["groups"] for r in g["rules"]}
+    mentioned = set(re.findall(r'`((?:walpilot[_:]|Walpilot)[A-Za-z0-9_:]*)`', doc))
+    for n in sorted(mentioned - names):
+        bad(f"docs/monitoring.md names {n}, which is neither a metric nor a rule")
+    for n in sorted(names - mentioned):
+        if n.endswith(("_sum", "_count")) and n.rsplit("_", 1)[0] + "_bucket" in mentioned:
+            continue
+        bad(f"docs/monitoring.md does not document {n}")
+    done()
+
+
 if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
     {"scrape": cmd_scrape, "dashboard-names": cmd_dashboard_names, "dashboard-exprs": cmd_dashboard_exprs,
      "rules-names": cmd_rules_names, "sql-exporter": cmd_sql_exporter,
      "pgwatch": lambda p, v: cmd_pgwatch(p, int(v)), "reference": cmd_reference,
-     "prose": cmd_prose, "quickstart-sql": cmd_quickstart_sql}[cmd](*args)
+     "prose": cmd_prose, "monitoring-doc": cmd_monitoring_doc, "quickstart-sql": cmd_quickstart_sql}[cmd](*args)
