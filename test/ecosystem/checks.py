@@ -357,8 +357,10 @@ def cmd_reference():
             f"SELECT column_name FROM information_schema.columns WHERE table_schema = 'walpilot' AND table_name = '{v.split('.')[1]}'")}
         if documented - real:
             bad(f"docs/reference.md: {v} has no column {sorted(documented - real)}")
-        if v.split('.')[1] in ("status", "timeline", "checkpoints", "commit_latency", "wait_profile", "storage", "decisions", "settings") and real - documented:
-            bad(f"docs/reference.md: columns of {v} not documented: {sorted(real - documented)}")
+        # a column added later may be documented in its feature's own docs file
+        undocumented = {c for c in real - documented if f"`{c}`" not in everything}
+        if undocumented:
+            bad(f"columns of {v} documented nowhere: {sorted(undocumented)}")
     done()
 
 
