@@ -63,6 +63,7 @@ PG_FUNCTION_INFO_V1(walpilot_recommendations_data);
 /* The pilot's engage thresholds (pilot_commit_delay.c), for commit_delay. */
 #define WP_ADVICE_MIN_COMMITS	20
 #define WP_ADVICE_MIN_FLUSH_US	500
+#define WP_ADVICE_CONFIRM_FLUSH_US 400	/* a probe faster than this: no */
 
 /* max_wal_size: the largest value recommended in one step */
 #define WP_ADVICE_MAX_WAL_MB	(64 * 1024)
@@ -431,8 +432,9 @@ advise_checkpoint_timeout(List **rows, AdvCheckpoint *ck, int nck,
 /*
  * Evidence: pg_stat_wal's wal_buffers_full (a backend had to write WAL
  * out itself because no buffer was free) as a share of the WAL pages
- * generated, in seconds with WAL traffic; and the time processes spent
- * waiting on WALWrite (lock and I/O) in those seconds.  Recommended: the
+ * generated, over the seconds with WAL traffic (a long statement's counts
+ * arrive at its end, so pages count, not seconds); and the time processes
+ * spent waiting on WALWrite (lock and I/O) in those seconds.  Recommended: the
  * next power of two that holds the WAL of the busiest second for twice
  * the WAL writer's cycle, at least double the current.
  */
@@ -472,11 +474,12 @@ advise_wal_buffers(List **rows, const WpSecond *tl, int ntl)
 		ww_sum += (double) s->wal_write_sum + (double) s->wal_write_lock_sum;
 		active_sum += (double) s->active_sum;
 	}
-	if (secs < 5 || bytes <= 0)
+	if (secs < 3 || bytes <= 0)
 		return;
 	share = full * XLOG_BLCKSZ / bytes;
 	wait_share = active_sum > 0 ? ww_sum / active_sum : 0;
-	if (share < 0.02 || secs_full < 3)
+	/* a long statement publishes its counts at its end: count pages, not seconds */
+	if (share < 0.02 || full < 256)
 		return;
 
 	rec_kb = pow2_at_least(Max(2.0 * cur_kb,
@@ -489,7 +492,7 @@ advise_wal_buffers(List **rows, const WpSecond *tl, int ntl)
 	format_kb(r->current, sizeof(r->current), (int64) cur_kb);
 	format_kb(r->recommended, sizeof(r->recommended), rec_kb);
 	r->restart = true;
-	r->confidence = clamp01(share / 0.2) * clamp01(secs_full / 10.0) *
+	r->confidence = clamp01(share / 0.2) * clamp01(full / 4096.0) *
 		(wait_share >= 0.02 ? 1.0 : 0.5);
 	ev_num(r, "seconds", secs);
 	ev_num(r, "seconds_with_buffers_full", secs_full);
@@ -499,8 +502,8 @@ advise_wal_buffers(List **rows, const WpSecond *tl, int ntl)
 	ev_num(r, "wal_bytes_peak_second", peak);
 	ev_num(r, "walwrite_waiters_share_of_active", wait_share);
 	ev_num(r, "durable_commits_per_s", commits / secs);
-	ev_str(r, "rule", "wal_buffers_full at least 2 % of the WAL pages in 3 or more seconds: the next power of two holding the busiest second's WAL for 2 x wal_writer_delay, at least double the current");
-	ev_str(r, "confidence_rule", "min(1, full share / 0.2) x min(1, seconds with full buffers / 10), halved when WALWrite waits are under 2 % of active time");
+	ev_str(r, "rule", "wal_buffers_full at least 2 % of the WAL pages, and 256 pages or more: the next power of two holding the busiest second's WAL for 2 x wal_writer_delay, at least double the current");
+	ev_str(r, "confidence_rule", "min(1, full share / 0.2) x min(1, full pages / 4096), halved when WALWrite waits are under 2 % of active time");
 }
 
 /*---- wal_sync_method ----*/
@@ -591,15 +594,21 @@ advise_sync_method(List **rows, const AdvProbe *pr, int npr)
  * When the pilot may not tune (observe mode or tune_commit_delay off):
  * what it would try.  Evidence: flush-bound seconds in the last minute by
  * the pilot's own engage test (at least 20 durable commits/s, two or more
- * backends committing, a WAL flush of 500 us or more).  The pilot's first
+ * backends committing, a WAL flush of 500 us or more), and no probe of
+ * the configured method finding it under 400 us (the pilot's confirm
+ * probe would refuse a trial then).  The pilot's first
  * candidate is its gather mode (a commit_delay cap of half the flush,
  * commit_siblings 0, cut short when the group has arrived), which exists
  * only while walpilot tunes; the first candidate a static setting can
  * express is its next one: commit_delay = flush / 4, commit_siblings 1.
  */
 static void
-advise_commit_delay(List **rows, const WpSecond *tl, int ntl)
+advise_commit_delay(List **rows, const WpSecond *tl, int ntl,
+					const AdvProbe *pr, int npr)
 {
+	const AdvProbe *probe = probe_row(pr, npr,
+									  GetConfigOption("wal_sync_method", false, false), 1);
+	double		probe_factor = probe ? 1.0 : 0.5;
 	double		flush_us = 0;
 	char		source[32];
 	int			secs = 0,
@@ -620,6 +629,9 @@ advise_commit_delay(List **rows, const WpSecond *tl, int ntl)
 		return;
 	if (!wp_probe_flush_estimate_us(&flush_us, source, sizeof(source)) ||
 		flush_us < WP_ADVICE_MIN_FLUSH_US)
+		return;
+	/* as the pilot's confirm probe: a device that syncs fast is not slow */
+	if (probe && probe->p50_us < WP_ADVICE_CONFIRM_FLUSH_US)
 		return;
 	for (i = Max(0, ntl - WP_ADVICE_COMMIT_WINDOW_S); i < ntl; i++)
 	{
@@ -651,9 +663,10 @@ advise_commit_delay(List **rows, const WpSecond *tl, int ntl)
 		r = new_row(rows, "commit_delay");
 		snprintf(r->current, sizeof(r->current), "%d", CommitDelay);
 		snprintf(r->recommended, sizeof(r->recommended), "%d", delay_us);
-		r->confidence = 0.5 * (double) bound / secs;
+		r->confidence = 0.5 * probe_factor * (double) bound / secs;
 		ev_num(r, "flush_us", flush_us);
 		ev_str(r, "flush_source", source);
+		ev_num(r, "probe_p50_us", probe ? probe->p50_us : NAN);
 		ev_num(r, "flush_bound_seconds", bound);
 		ev_num(r, "seconds", secs);
 		ev_num(r, "commits_per_s", commits / bound);
@@ -663,14 +676,14 @@ advise_commit_delay(List **rows, const WpSecond *tl, int ntl)
 		ev_num(r, "pilot_gather_cap_us", gather_cap);
 		ev_str(r, "pilot_first_candidate", "gather mode (commit_delay cap = min(commit_delay_max, flush) / 2, commit_siblings 0), which needs walpilot.mode = 'tune'");
 		ev_str(r, "rule", "flush-bound by the pilot's engage test in at least 5 of the last 60 s: commit_delay = min(walpilot.commit_delay_max, flush / 4), the pilot's first static candidate; not verified by a trial here");
-		ev_str(r, "confidence_rule", "0.5 x flush-bound seconds / seconds (0.5: a trial, which only tune mode runs, would decide)");
+		ev_str(r, "confidence_rule", "0.5 x flush-bound seconds / seconds (0.5: a trial, which only tune mode runs, would decide), halved again without a probe of the configured wal_sync_method (none when the probe finds it under 400 us)");
 	}
 	if (CommitSiblings != 1)
 	{
 		r = new_row(rows, "commit_siblings");
 		snprintf(r->current, sizeof(r->current), "%d", CommitSiblings);
 		strlcpy(r->recommended, "1", sizeof(r->recommended));
-		r->confidence = 0.5 * (double) bound / secs;
+		r->confidence = 0.5 * probe_factor * (double) bound / secs;
 		ev_num(r, "flush_bound_seconds", bound);
 		ev_num(r, "group_size", group);
 		ev_str(r, "rule", "with the commit_delay above: sleep whenever one other transaction is open (the pilot's static candidates use 1)");
@@ -798,7 +811,7 @@ walpilot_recommendations_data(PG_FUNCTION_ARGS)
 	advise_checkpoint_timeout(&rows, ck, nck, tl, ntl);
 	advise_wal_buffers(&rows, tl, ntl);
 	advise_sync_method(&rows, pr, npr);
-	advise_commit_delay(&rows, tl, ntl);
+	advise_commit_delay(&rows, tl, ntl, pr, npr);
 	advise_wal_writer(&rows, tl, ntl);
 
 	wp_init_materialized_srf(fcinfo);
