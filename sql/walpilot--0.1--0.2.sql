@@ -137,7 +137,7 @@ BEGIN
     IF r.n_all = 0 THEN
         out := out || '  none'::text;
     ELSE
-        out := out || format('  %s checkpoints (%s timed, %s by max_wal_size), %s s on average',
+        out := out || format('  %s checkpoint(s) (%s timed, %s by max_wal_size), %s s on average',
             r.n_all, r.n_time, r.n_wal, coalesce(round(r.avg_s::numeric, 1)::text, '-'));
         out := out || format('  stalls: %s s with commits below 10 %% of the preceding minute; commit p99 up to %s us during a checkpoint, %s us outside',
             coalesce(r.stall_s::text, '-'), coalesce(round(r.p99_during::numeric)::text, '-'),

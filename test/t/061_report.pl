@@ -83,7 +83,7 @@ like($busy, qr/commits per flush +[\d.]+/, 'busy: commits per flush');
 like($busy, qr/flush-cycle limit +N\/F = /, 'busy: how far from the flush-cycle limit');
 like($busy, qr/client backends' active time since reset \(sampled\): .*IO:WALSync [\d.]+ %/,
 	'busy: the share of time in each WAL wait');
-like($busy, qr/\d+ checkpoints \(\d+ timed, \d+ by max_wal_size\)/, 'busy: the checkpoints');
+like($busy, qr/\d+ checkpoint\(s\) \(\d+ timed, \d+ by max_wal_size\)/, 'busy: the checkpoints');
 $load->finish;
 
 #
