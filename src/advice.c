@@ -609,6 +609,8 @@ advise_commit_delay(List **rows, const WpSecond *tl, int ntl,
 	const AdvProbe *probe = probe_row(pr, npr,
 									  GetConfigOption("wal_sync_method", false, false), 1);
 	double		probe_factor = probe ? 1.0 : 0.5;
+	TimestampTz since = GetCurrentTimestamp() -
+		(int64) WP_ADVICE_COMMIT_WINDOW_S * USECS_PER_SEC;
 	double		flush_us = 0;
 	char		source[32];
 	int			secs = 0,
@@ -633,12 +635,12 @@ advise_commit_delay(List **rows, const WpSecond *tl, int ntl,
 	/* as the pilot's confirm probe: a device that syncs fast is not slow */
 	if (probe && probe->p50_us < WP_ADVICE_CONFIRM_FLUSH_US)
 		return;
-	for (i = Max(0, ntl - WP_ADVICE_COMMIT_WINDOW_S); i < ntl; i++)
+	for (i = 0; i < ntl; i++)
 	{
 		const WpSecond *s = &tl[i];
 		double		act = s->samples > 0 ? (double) s->active_sum / s->samples : 0;
 
-		if (s->samples == 0)
+		if (s->samples == 0 || s->ts < since)
 			continue;
 		secs++;
 		if (s->commits >= WP_ADVICE_MIN_COMMITS && act >= 1.5)
@@ -765,6 +767,25 @@ advise_wal_writer(List **rows, const WpSecond *tl, int ntl)
 
 /*---- the SQL function ----*/
 
+/*
+ * drop_old_seconds
+ *		Keep only the seconds of the last window_s seconds of wall-clock
+ *		time: a worker that stopped (mode off, crash) leaves its last
+ *		seconds in the ring, and they are no evidence of the present.
+ */
+static int
+drop_old_seconds(WpSecond *tl, int ntl, int window_s)
+{
+	TimestampTz since = GetCurrentTimestamp() - (int64) window_s * USECS_PER_SEC;
+	int			first = 0;
+
+	while (first < ntl && tl[first].ts < since)
+		first++;
+	if (first > 0)
+		memmove(tl, tl + first, sizeof(WpSecond) * (ntl - first));
+	return ntl - first;
+}
+
 static char *
 apply_sql_for(const AdvRow *r)
 {
@@ -803,16 +824,21 @@ walpilot_recommendations_data(PG_FUNCTION_ARGS)
 	ck = palloc0(sizeof(AdvCheckpoint) * WP_ADVICE_MAX_CKPTS);
 	pr = palloc0(sizeof(AdvProbe) * WP_ADVICE_MAX_PROBE);
 	tl = palloc(sizeof(WpSecond) * WP_ADVICE_WINDOW_S);
-	read_inputs(ck, &nck, pr, &npr);
 	ntl = wp_timeline_last(WP_ADVICE_WINDOW_S, tl);
+	ntl = drop_old_seconds(tl, ntl, WP_ADVICE_WINDOW_S);
 
-	advise_max_wal_size(&rows, ck, nck);
-	advise_completion_target(&rows, ck, nck);
-	advise_checkpoint_timeout(&rows, ck, nck, tl, ntl);
-	advise_wal_buffers(&rows, tl, ntl);
-	advise_sync_method(&rows, pr, npr);
-	advise_commit_delay(&rows, tl, ntl, pr, npr);
-	advise_wal_writer(&rows, tl, ntl);
+	/* walpilot.mode = off measures nothing: no evidence, no advice */
+	if (wp_mode != WP_MODE_OFF)
+	{
+		read_inputs(ck, &nck, pr, &npr);
+		advise_max_wal_size(&rows, ck, nck);
+		advise_completion_target(&rows, ck, nck);
+		advise_checkpoint_timeout(&rows, ck, nck, tl, ntl);
+		advise_wal_buffers(&rows, tl, ntl);
+		advise_sync_method(&rows, pr, npr);
+		advise_commit_delay(&rows, tl, ntl, pr, npr);
+		advise_wal_writer(&rows, tl, ntl);
+	}
 
 	wp_init_materialized_srf(fcinfo);
 	foreach(lc, rows)

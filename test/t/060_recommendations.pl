@@ -165,6 +165,23 @@ cmp_ok(evidence($roomy, 'wal_writer_flush_after', 'syncs_not_led_by_commits_per_
 	'roomy: the evidence is the syncs no durable commit led');
 
 #
+# walpilot.mode = off measures nothing: no advice, not even from old evidence
+#
+my $all = q{SELECT string_agg(setting, ',' ORDER BY setting) FROM walpilot.recommendations};
+like($tight->safe_psql('postgres', $all), qr/max_wal_size.*wal_sync_method/,
+	'tight: the advice so far');
+$tight->safe_psql('postgres',
+	"ALTER SYSTEM SET walpilot.mode = 'off'; SELECT pg_reload_conf();");
+ok($tight->poll_query_until('postgres',
+		'SELECT count(*) = 0 FROM walpilot.recommendations'),
+	'tight: walpilot.mode = off: no recommendation');
+$tight->safe_psql('postgres',
+	"ALTER SYSTEM SET walpilot.mode = 'observe'; SELECT pg_reload_conf();");
+ok($tight->poll_query_until('postgres',
+		q{SELECT count(*) = 1 FROM walpilot.recommendations WHERE setting = 'wal_sync_method'}),
+	'tight: back in observe mode, the probe\'s advice is back');
+
+#
 # each recommendation disappears when its evidence does
 #
 for my $s ('max_wal_size', 'wal_sync_method')
