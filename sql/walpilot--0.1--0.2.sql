@@ -21,7 +21,9 @@ CREATE FUNCTION walpilot.recommendations_data(
     OUT apply_sql text)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'walpilot_recommendations_data'
-LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
+LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED
+-- its queries (SPI) must not resolve names through the caller's path
+SET search_path = pg_catalog, pg_temp;
 
 COMMENT ON FUNCTION walpilot.recommendations_data() IS
     'the function behind walpilot.recommendations';

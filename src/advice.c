@@ -393,12 +393,14 @@ advise_checkpoint_timeout(List **rows, AdvCheckpoint *ck, int nck,
 		return;
 	for (i = 0; i < nck; i++)
 	{
-		if (strcmp(ck[i].reason, "time") == 0)
+		/* timed at the current interval: older settings' are no evidence */
+		if (strcmp(ck[i].reason, "time") == 0 && i > 0 &&
+			ck[i].started - ck[i - 1].started >= 0.9 * CheckPointTimeout)
 			n_timed++;
 		else if (strcmp(ck[i].reason, "wal") == 0)
 			n_wal++;
 	}
-	if (n_timed < 3 || n_wal > 0)
+	if (n_timed < 2 || n_wal > 0)
 		return;
 	for (i = 0; i < ntl; i++)
 	{
@@ -417,6 +419,7 @@ advise_checkpoint_timeout(List **rows, AdvCheckpoint *ck, int nck,
 	snprintf(r->current, sizeof(r->current), "%ds", CheckPointTimeout);
 	snprintf(r->recommended, sizeof(r->recommended), "%ds", rec_s);
 	r->confidence = clamp01((share - 0.5) / 0.3) * clamp01(n_timed / 4.0);
+	ev_num(r, "checkpoint_timeout_s", CheckPointTimeout);
 	ev_num(r, "timed_checkpoints", n_timed);
 	ev_num(r, "wal_checkpoints", n_wal);
 	ev_num(r, "fpi_share_of_wal_bytes", share);
