@@ -7,3 +7,224 @@
 -- an upgraded database and a new one have the same objects by construction.
 -- Objects new in 0.2 are created here; a view whose columns change is
 -- dropped and created again (CREATE OR REPLACE VIEW can only append).
+
+--
+-- recommendations: settings walpilot does not tune, from what it measured
+--
+CREATE FUNCTION walpilot.recommendations_data(
+    OUT setting text,
+    OUT current_value text,
+    OUT recommended_value text,
+    OUT requires_restart boolean,
+    OUT confidence double precision,
+    OUT evidence jsonb,
+    OUT apply_sql text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'walpilot_recommendations_data'
+LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED
+-- its queries (SPI) must not resolve names through the caller's path
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION walpilot.recommendations_data() IS
+    'the function behind walpilot.recommendations';
+
+CREATE VIEW walpilot.recommendations AS
+    SELECT * FROM walpilot.recommendations_data();
+
+COMMENT ON VIEW walpilot.recommendations IS
+    'settings to change, each from walpilot''s measurements (evidence), with a confidence in [0, 1] and the SQL that applies it; a row disappears when its evidence does';
+
+REVOKE ALL ON FUNCTION walpilot.recommendations_data() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION walpilot.recommendations_data() TO pg_monitor;
+REVOKE ALL ON walpilot.recommendations FROM PUBLIC;
+GRANT SELECT ON walpilot.recommendations TO pg_monitor;
+
+--
+-- report: one text for psql over the views above
+--
+-- pilot_reason is read as to_jsonb(s) ->> 'pilot_reason', so the report
+-- works with and without that column of walpilot.status.
+CREATE FUNCTION walpilot.report()
+RETURNS text
+LANGUAGE plpgsql VOLATILE PARALLEL RESTRICTED
+SET search_path = pg_catalog, pg_temp
+AS $report$
+DECLARE
+    out text[] := ARRAY[]::text[];
+    st jsonb;
+    standby boolean := pg_is_in_recovery();
+    fsync_on boolean := current_setting('fsync')::boolean;
+    win int := 60;
+    secs int;
+    busy int;
+    commits_s float8;
+    async_s float8;
+    p50 float8;
+    p99 float8;
+    active float8;
+    cpf float8;
+    flush_us float8;
+    flush_src text;
+    lim float8;
+    r record;
+    n int;
+    line text;
+BEGIN
+    SELECT to_jsonb(s) INTO st FROM walpilot.status s;
+    out := out || format('walpilot report, %s (PostgreSQL %s, walpilot %s, mode %s, %s)',
+        to_char(now(), 'YYYY-MM-DD HH24:MI:SS TZ'), current_setting('server_version'),
+        st ->> 'version', st ->> 'mode', CASE WHEN standby THEN 'standby' ELSE 'primary' END);
+
+    -- the commit path
+    SELECT count(*) FILTER (WHERE samples > 0),
+           count(*) FILTER (WHERE commits + async_commits > 0),
+           avg(commits) FILTER (WHERE commits + async_commits > 0),
+           avg(async_commits) FILTER (WHERE commits + async_commits > 0),
+           percentile_cont(0.5) WITHIN GROUP (ORDER BY commit_p50_us),
+           percentile_cont(0.5) WITHIN GROUP (ORDER BY commit_p99_us),
+           avg(active_backends) FILTER (WHERE commits > 0),
+           sum(commits)::float8 / nullif(sum(wal_flushes), 0)
+      INTO secs, busy, commits_s, async_s, p50, p99, active, cpf
+      FROM walpilot.timeline
+     WHERE ts >= now() - make_interval(secs => win);
+    SELECT us_p50, method INTO flush_us, flush_src
+      FROM walpilot.storage WHERE kind = 'flush_estimate';
+
+    out := out || ''::text || format('Commit path, last %s s of walpilot.timeline (%s s sampled, %s s with commits; rates over the latter)',
+        win, coalesce(secs, 0), coalesce(busy, 0));
+    IF coalesce(secs, 0) = 0 THEN
+        out := out || '  no samples: the worker is not running or walpilot.mode is off'::text;
+    ELSIF coalesce(busy, 0) = 0 THEN
+        out := out || '  no commits'::text;
+    ELSE
+        out := out || format('  durable commits/s   %s (asynchronous %s/s)',
+            round(commits_s::numeric, 1), round(async_s::numeric, 1));
+        out := out || format('  commit latency      p50 %s us, p99 %s us (medians of the per-second values; commit record insert to flush return)',
+            coalesce(round(p50::numeric)::text, '-'), coalesce(round(p99::numeric)::text, '-'));
+        out := out || format('  WAL flush           %s',
+            CASE WHEN NOT fsync_on THEN 'none: fsync = off'
+                 WHEN flush_src IS NULL THEN 'no estimate yet'
+                 ELSE format('%s us (from %s)', round(flush_us::numeric), flush_src) END);
+        out := out || format('  commits per flush   %s',
+            coalesce(round(cpf::numeric, 2)::text, '- (no flush led by a commit)'));
+        IF flush_us > 0 AND commits_s > 0 AND fsync_on THEN
+            lim := greatest(active, 1) * 1e6 / flush_us;
+            out := out || format('  flush-cycle limit   N/F = %s active backends / %s ms = %s commits/s; measured %s (%s %%)',
+                round(active::numeric, 1), round((flush_us / 1000)::numeric, 2),
+                round(lim::numeric), round(commits_s::numeric), round((100 * commits_s / lim)::numeric));
+        END IF;
+        SELECT string_agg(format('%s %s %%', e, round(pct::numeric, 1)), ', ' ORDER BY pct DESC)
+          INTO line
+          FROM (SELECT CASE WHEN wait_event_type = 'CPU' THEN 'CPU'
+                            ELSE wait_event_type || ':' || wait_event END AS e,
+                       100 * seconds / nullif(sum(seconds) OVER (), 0) AS pct
+                  FROM walpilot.wait_profile
+                 WHERE backend_type = 'client backend' AND pct_of_active IS NOT NULL) w
+         WHERE e IN ('IO:WALSync', 'IO:WALWrite', 'LWLock:WALWrite', 'LWLock:WALInsert',
+                     'Timeout:CommitDelay', 'CPU') AND pct >= 0.05;
+        out := out || format('  client backends'' active time since reset (sampled): %s',
+            coalesce(line, 'nothing sampled'));
+    END IF;
+
+    -- checkpoints
+    SELECT count(*) AS n_all,
+           count(*) FILTER (WHERE reason = 'time') AS n_time,
+           count(*) FILTER (WHERE reason = 'wal') AS n_wal,
+           sum(stall_seconds) AS stall_s, max(commit_p99_us_during) AS p99_during,
+           max(commit_p99_us_outside) AS p99_outside,
+           avg(extract(epoch FROM finished_at - started_at)) AS avg_s
+      INTO r
+      FROM walpilot.checkpoints WHERE started_at > now() - interval '1 hour';
+    out := out || ''::text || 'Checkpoints, last hour (walpilot.checkpoints)'::text;
+    IF r.n_all = 0 THEN
+        out := out || '  none'::text;
+    ELSE
+        out := out || format('  %s checkpoint(s) (%s timed, %s by max_wal_size), %s s on average',
+            r.n_all, r.n_time, r.n_wal, coalesce(round(r.avg_s::numeric, 1)::text, '-'));
+        out := out || format('  stalls: %s s with commits below 10 %% of the preceding minute; commit p99 up to %s us during a checkpoint, %s us outside',
+            coalesce(r.stall_s::text, '-'), coalesce(round(r.p99_during::numeric)::text, '-'),
+            coalesce(round(r.p99_outside::numeric)::text, '-'));
+    END IF;
+
+    -- the pilot
+    out := out || ''::text || 'Pilot'::text;
+    out := out || format('  commit_delay pilot: %s%s%s',
+        coalesce(st ->> 'pilot_state', '-'),
+        coalesce(', in force: ' || (st ->> 'pilot_setting'), ''),
+        coalesce(', on trial: ' || nullif(st ->> 'pilot_candidate', ''), ''));
+    IF st ? 'pilot_reason' AND st ->> 'pilot_reason' IS NOT NULL THEN
+        out := out || format('  why: %s', st ->> 'pilot_reason');
+    END IF;
+    n := 0;
+    FOR r IN SELECT * FROM (SELECT * FROM walpilot.decisions ORDER BY decided_at DESC LIMIT 10) d
+             ORDER BY decided_at
+    LOOP
+        n := n + 1;
+        out := out || format('  %s %s: %s -> %s, %s%s', to_char(r.decided_at, 'HH24:MI:SS'),
+            r.setting, r.old_value, r.new_value, r.reason,
+            coalesce('; ' || r.outcome, ''));
+    END LOOP;
+    IF n = 0 THEN
+        out := out || '  no decisions yet'::text;
+    END IF;
+
+    -- recommendations
+    out := out || ''::text || 'Recommendations (walpilot.recommendations)'::text;
+    n := 0;
+    FOR r IN SELECT * FROM walpilot.recommendations ORDER BY confidence DESC, setting LOOP
+        n := n + 1;
+        out := out || format('  %s: %s -> %s (confidence %s%s)', r.setting, r.current_value,
+            r.recommended_value, r.confidence,
+            CASE WHEN r.requires_restart THEN ', needs a restart' ELSE '' END);
+        out := out || format('    %s', r.apply_sql);
+    END LOOP;
+    IF n = 0 THEN
+        out := out || '  none: nothing measured calls for a change'::text;
+    END IF;
+
+    -- what walpilot would need to see to do more
+    out := out || ''::text || 'To do more, walpilot would need'::text;
+    n := array_length(out, 1);
+    IF st ->> 'mode' = 'off' THEN
+        out := out || '  walpilot.mode other than off: nothing is measured now'::text;
+    ELSIF st ->> 'mode' = 'observe' THEN
+        out := out || '  walpilot.mode = ''tune'' to try commit_delay on-line (ALTER SYSTEM SET walpilot.mode = ''tune''; SELECT pg_reload_conf();)'::text;
+    ELSIF NOT current_setting('walpilot.tune_commit_delay')::boolean THEN
+        out := out || '  walpilot.tune_commit_delay = on to tune commit_delay'::text;
+    END IF;
+    IF standby THEN
+        out := out || '  a primary: a standby has no commits to time or tune'::text;
+    ELSIF NOT fsync_on THEN
+        out := out || '  fsync = on: with fsync off there is no flush to measure or shorten'::text;
+    ELSE
+        IF coalesce(commits_s, 0) < 20 OR coalesce(active, 0) < 1.5 THEN
+            out := out || format('  a durable-commit load of at least 20 commits/s from 2 or more backends (now %s/s, %s active)',
+                round(coalesce(commits_s, 0)::numeric, 1), round(coalesce(active, 0)::numeric, 1));
+        END IF;
+        IF flush_us IS NOT NULL AND flush_us < 500 THEN
+            out := out || format('  a WAL flush of 500 us or more (now %s us): commit_delay does not pay on fast storage',
+                round(flush_us::numeric));
+        END IF;
+        IF NOT EXISTS (SELECT 1 FROM walpilot.storage WHERE kind = 'probe') THEN
+            out := out || '  a probe of the WAL device for wal_sync_method advice: SELECT * FROM walpilot.probe();'::text;
+        END IF;
+        IF NOT current_setting('track_wal_io_timing')::boolean THEN
+            out := out || '  track_wal_io_timing = on for pg_stat_wal flush times (a second flush-time source)'::text;
+        END IF;
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM walpilot.checkpoints WHERE started_at > now() - interval '1 hour') THEN
+        out := out || '  checkpoints to look at (none in the last hour) for max_wal_size and checkpoint advice'::text;
+    END IF;
+    IF array_length(out, 1) = n THEN
+        out := out || '  nothing more: it sees what it needs'::text;
+    END IF;
+
+    RETURN array_to_string(out, E'\n');
+END
+$report$;
+
+COMMENT ON FUNCTION walpilot.report() IS
+    'plain-text report for psql: the commit path, checkpoints, what the pilot did and why, recommendations with SQL, and what walpilot would need to see to do more';
+
+REVOKE ALL ON FUNCTION walpilot.report() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION walpilot.report() TO pg_monitor;

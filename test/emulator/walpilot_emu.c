@@ -73,6 +73,7 @@ static int (*real_ftruncate64)(int, off_t);
 static int emu_on;              /* emulation active */
 static int64_t cfg_flush_ns;    /* fixed cost of a cache flush */
 static int64_t cfg_jitter_ns;   /* + uniform [0, jitter) */
+static int64_t cfg_fdatasync_ns = -1;	/* fdatasync's own flush cost; <0 = flush_ns */
 static double cfg_ns_per_byte;  /* 0 = infinite bandwidth */
 static double cfg_wal_ns_per_byte = -1;	/* pg_wal files; <0 = same as data */
 static int64_t cfg_expire_ns = 30LL * 1000000000;
@@ -140,6 +141,7 @@ apply_kv(const char *k, const char *v)
 	double x = atof(v);
 	if (!strcmp(k, "flush_us")) cfg_flush_ns = (int64_t) (x * 1000);
 	else if (!strcmp(k, "jitter_us")) cfg_jitter_ns = (int64_t) (x * 1000);
+	else if (!strcmp(k, "fdatasync_us")) cfg_fdatasync_ns = (int64_t) (x * 1000);
 	else if (!strcmp(k, "bw_mbps")) cfg_ns_per_byte = x > 0 ? 1e9 / (x * 1e6) : 0;
 	else if (!strcmp(k, "wal_bw_mbps")) cfg_wal_ns_per_byte = x > 0 ? 1e9 / (x * 1e6) : 0;
 	else if (!strcmp(k, "expire_ms")) cfg_expire_ns = (int64_t) (x * 1e6);
@@ -593,7 +595,9 @@ do_sync(int fd, int data_only)
 	now = now_ns();
 	background_writeback(now);
 	bytes = take_dirty(&shm->slots[info & FDF_SLOT], 0);
-	end = dev_reserve(flush_cost() + bytes_cost_cls(bytes, info & FDF_WAL), now);
+	end = dev_reserve((data_only && cfg_fdatasync_ns >= 0 ?
+					   cfg_fdatasync_ns : flush_cost()) +
+					  bytes_cost_cls(bytes, info & FDF_WAL), now);
 	if (cfg_real_sync)
 		r = data_only ? real_fdatasync(fd) : real_fsync(fd);
 	else if (fcntl(fd, F_GETFD) < 0)

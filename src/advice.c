@@ -1,0 +1,866 @@
+/*-------------------------------------------------------------------------
+ *
+ * advice.c
+ *		walpilot.recommendations: settings walpilot does not tune itself,
+ *		each recommended only from what it measured here.
+ *
+ * Computed on read, in the SQL function, not by the worker: the inputs
+ * (the per-second timeline, the checkpoint records, the last probe) are
+ * already in shared memory, the computation is a pass over at most
+ * WP_ADVICE_WINDOW_S seconds and 64 checkpoints, and a reader then always
+ * sees the current settings and evidence -- nothing to size at start,
+ * nothing for the worker to do each tick.  The timeline is copied with
+ * wp_timeline_last() (a short shared lock); checkpoints and probe rows
+ * are read through their own SQL functions by SPI, which copy their ring
+ * and release the lock before forming rows.  No lock is held while rows
+ * are formed here.
+ *
+ * Every rule below has three parts: the evidence it needs (a row appears
+ * only with it, and disappears when a newer measurement or the current
+ * setting no longer shows it), the recommended value (computed from the
+ * measured rates), and a confidence in [0, 1]: the share of the evidence
+ * that agrees, times how much evidence there is relative to what the rule
+ * wants.  docs/advice.md describes each one.
+ *
+ * IDENTIFICATION
+ *	  src/advice.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/xlog.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "postmaster/bgwriter.h"
+#include "postmaster/walwriter.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/json.h"
+#include "utils/jsonb.h"
+#include "utils/tuplestore.h"
+
+#include "walpilot.h"
+
+PG_FUNCTION_INFO_V1(walpilot_recommendations_data);
+
+#define WP_ADVICE_COLS			7
+
+/* Timeline-based rules look at this many most recent seconds. */
+#define WP_ADVICE_WINDOW_S		300
+/* commit_delay looks at the last minute, as the pilot's engage test would */
+#define WP_ADVICE_COMMIT_WINDOW_S 60
+/* Checkpoint-based rules look at checkpoints started this recently. */
+#define WP_ADVICE_CKPT_WINDOW_S 3600
+#define WP_ADVICE_MAX_CKPTS		64
+#define WP_ADVICE_MAX_PROBE		16
+
+/* The pilot's engage thresholds (pilot_commit_delay.c), for commit_delay. */
+#define WP_ADVICE_MIN_COMMITS	20
+#define WP_ADVICE_MIN_FLUSH_US	500
+#define WP_ADVICE_CONFIRM_FLUSH_US 400	/* a probe faster than this: no */
+
+/* max_wal_size: the largest value recommended in one step */
+#define WP_ADVICE_MAX_WAL_MB	(64 * 1024)
+
+typedef struct AdvCheckpoint
+{
+	double		started;		/* epoch seconds */
+	double		finished;		/* 0 while running */
+	char		reason[24];
+	double		wal_bytes;		/* < 0: unknown */
+	double		write_ms;
+	double		sync_ms;
+	int			stall_seconds;	/* < 0: unknown */
+} AdvCheckpoint;
+
+typedef struct AdvProbe
+{
+	char		method[24];
+	int			writes;
+	double		p50_us;
+	double		p99_us;
+	double		samples;
+	double		age_s;
+} AdvProbe;
+
+typedef struct AdvRow
+{
+	const char *setting;
+	char		current[64];
+	char		recommended[64];
+	bool		restart;
+	double		confidence;
+	StringInfoData evidence;	/* a JSON object's members, no braces */
+} AdvRow;
+
+/*---- small helpers ----*/
+
+static double
+clamp01(double x)
+{
+	if (!(x > 0))
+		return 0;
+	return x > 1 ? 1 : x;
+}
+
+static void
+ev_num(AdvRow *r, const char *key, double v)
+{
+	if (r->evidence.len > 0)
+		appendStringInfoString(&r->evidence, ", ");
+	escape_json(&r->evidence, key);
+	if (isfinite(v))
+		appendStringInfo(&r->evidence, ": %.6g", v);
+	else
+		appendStringInfoString(&r->evidence, ": null");
+}
+
+static void
+ev_str(AdvRow *r, const char *key, const char *v)
+{
+	if (r->evidence.len > 0)
+		appendStringInfoString(&r->evidence, ", ");
+	escape_json(&r->evidence, key);
+	appendStringInfoString(&r->evidence, ": ");
+	escape_json(&r->evidence, v);
+}
+
+static AdvRow *
+new_row(List **rows, const char *setting)
+{
+	AdvRow	   *r = palloc0(sizeof(AdvRow));
+
+	r->setting = setting;
+	initStringInfo(&r->evidence);
+	*rows = lappend(*rows, r);
+	return r;
+}
+
+/* a size in kB as the server prints it: kB, MB or GB when exact */
+static void
+format_kb(char *buf, size_t len, int64 kb)
+{
+	if (kb >= 1024 * 1024 && kb % (1024 * 1024) == 0)
+		snprintf(buf, len, INT64_FORMAT "GB", kb / (1024 * 1024));
+	else if (kb >= 1024 && kb % 1024 == 0)
+		snprintf(buf, len, INT64_FORMAT "MB", kb / 1024);
+	else
+		snprintf(buf, len, INT64_FORMAT "kB", kb);
+}
+
+/* smallest power of two >= x (x >= 1) */
+static int64
+pow2_at_least(double x)
+{
+	int64		p = 1;
+
+	while ((double) p < x && p < (INT64CONST(1) << 40))
+		p <<= 1;
+	return p;
+}
+
+/*---- inputs ----*/
+
+/*
+ * read_inputs
+ *		Checkpoints started in the last hour and the last probe's rows, by
+ *		SPI over their SQL functions, copied into the caller's arrays.
+ */
+static void
+read_inputs(AdvCheckpoint *ck, int *nck, AdvProbe *pr, int *npr)
+{
+	uint64		i;
+
+	*nck = *npr = 0;
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+
+	if (SPI_execute("SELECT extract(epoch FROM started_at)::float8,"
+					" coalesce(extract(epoch FROM finished_at)::float8, 0),"
+					" reason, coalesce(wal_bytes, -1)::float8,"
+					" coalesce(write_ms, 0), coalesce(sync_ms, 0),"
+					" coalesce(stall_seconds, -1)"
+					" FROM walpilot.checkpoints_data()"
+					" WHERE started_at > now() - interval '1 hour'"
+					" ORDER BY started_at", true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "cannot read walpilot.checkpoints_data()");
+	for (i = 0; i < SPI_processed && *nck < WP_ADVICE_MAX_CKPTS; i++)
+	{
+		HeapTuple	t = SPI_tuptable->vals[i];
+		TupleDesc	d = SPI_tuptable->tupdesc;
+		AdvCheckpoint *c = &ck[(*nck)++];
+		bool		isnull;
+
+		c->started = DatumGetFloat8(SPI_getbinval(t, d, 1, &isnull));
+		c->finished = DatumGetFloat8(SPI_getbinval(t, d, 2, &isnull));
+		{
+			char	   *reason = SPI_getvalue(t, d, 3);
+
+			strlcpy(c->reason, reason ? reason : "", sizeof(c->reason));
+		}
+		c->wal_bytes = DatumGetFloat8(SPI_getbinval(t, d, 4, &isnull));
+		c->write_ms = DatumGetFloat8(SPI_getbinval(t, d, 5, &isnull));
+		c->sync_ms = DatumGetFloat8(SPI_getbinval(t, d, 6, &isnull));
+		c->stall_seconds = DatumGetInt32(SPI_getbinval(t, d, 7, &isnull));
+	}
+
+	if (SPI_execute("SELECT method, writes, us_p50, coalesce(us_p99, us_p50),"
+					" samples::float8,"
+					" extract(epoch FROM now() - measured_at)::float8"
+					" FROM walpilot.storage_data()"
+					" WHERE kind = 'probe' AND writes IS NOT NULL"
+					" AND us_p50 > 0", true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "cannot read walpilot.storage_data()");
+	for (i = 0; i < SPI_processed && *npr < WP_ADVICE_MAX_PROBE; i++)
+	{
+		HeapTuple	t = SPI_tuptable->vals[i];
+		TupleDesc	d = SPI_tuptable->tupdesc;
+		AdvProbe   *p = &pr[(*npr)++];
+		bool		isnull;
+		char	   *m = SPI_getvalue(t, d, 1);
+
+		strlcpy(p->method, m ? m : "", sizeof(p->method));
+		p->writes = DatumGetInt32(SPI_getbinval(t, d, 2, &isnull));
+		p->p50_us = DatumGetFloat8(SPI_getbinval(t, d, 3, &isnull));
+		p->p99_us = DatumGetFloat8(SPI_getbinval(t, d, 4, &isnull));
+		p->samples = DatumGetFloat8(SPI_getbinval(t, d, 5, &isnull));
+		p->age_s = DatumGetFloat8(SPI_getbinval(t, d, 6, &isnull));
+	}
+	SPI_finish();
+}
+
+/*---- max_wal_size ----*/
+
+/*
+ * A checkpoint triggered by WAL volume starts when the WAL since the last
+ * redo pointer reaches max_wal_size / (1 + checkpoint_completion_target)
+ * (the server's CheckPointSegments).  Evidence: WAL-triggered checkpoints
+ * that started at about the current trigger distance (so the current
+ * setting triggered them; after a raise the old ones stop counting), and
+ * how they compare with timed ones.  Recommended: the size at which the
+ * measured WAL rate reaches the trigger only after checkpoint_timeout.
+ */
+static void
+advise_max_wal_size(List **rows, AdvCheckpoint *ck, int nck)
+{
+	double		trigger = (double) max_wal_size_mb * 1024 * 1024 /
+		(1.0 + CheckPointCompletionTarget);
+	int			n_wal = 0,
+				n_timed = 0,
+				n_pairs = 0;
+	double		wal_sum = 0,
+				secs_sum = 0,
+				dist_sum = 0;
+	double		rate,
+				needed_mb;
+	int64		rec_mb;
+	AdvRow	   *r;
+	int			i;
+
+	for (i = 0; i < nck; i++)
+	{
+		AdvCheckpoint *c = &ck[i];
+		bool		by_wal;
+
+		by_wal = strcmp(c->reason, "wal") == 0 ||
+			(strcmp(c->reason, "requested") == 0 && !log_checkpoints &&
+			 c->wal_bytes >= 0.9 * trigger);
+		if (strcmp(c->reason, "time") == 0)
+			n_timed++;
+		if (!by_wal || c->wal_bytes < 0.75 * trigger)
+			continue;
+		n_wal++;
+		dist_sum += c->wal_bytes;
+		/* the rate: WAL since the previous checkpoint over its interval */
+		if (i > 0 && c->started > ck[i - 1].started)
+		{
+			wal_sum += c->wal_bytes;
+			secs_sum += c->started - ck[i - 1].started;
+			n_pairs++;
+		}
+	}
+	if (n_wal < 2 || n_wal < n_timed || secs_sum <= 0)
+		return;
+
+	rate = wal_sum / secs_sum;
+	needed_mb = rate * CheckPointTimeout * (1.0 + CheckPointCompletionTarget) *
+		1.1 / (1024.0 * 1024.0);
+	/* at least double: each step must move the trigger well away */
+	needed_mb = Max(needed_mb, 2.0 * max_wal_size_mb);
+	if (needed_mb <= 1024)
+		rec_mb = pow2_at_least(needed_mb);
+	else
+		rec_mb = (int64) ceil(needed_mb / 1024.0) * 1024;
+	rec_mb = Min(rec_mb, (int64) WP_ADVICE_MAX_WAL_MB);
+	if (rec_mb <= max_wal_size_mb)
+		return;
+
+	r = new_row(rows, "max_wal_size");
+	format_kb(r->current, sizeof(r->current), (int64) max_wal_size_mb * 1024);
+	format_kb(r->recommended, sizeof(r->recommended), rec_mb * 1024);
+	r->restart = false;
+	r->confidence = ((double) n_wal / (n_wal + n_timed)) *
+		clamp01(n_wal / 4.0);
+	ev_num(r, "wal_checkpoints", n_wal);
+	ev_num(r, "timed_checkpoints", n_timed);
+	ev_num(r, "window_s", WP_ADVICE_CKPT_WINDOW_S);
+	ev_num(r, "trigger_distance_bytes", trigger);
+	ev_num(r, "mean_distance_bytes", dist_sum / n_wal);
+	ev_num(r, "wal_bytes_per_s", rate);
+	ev_num(r, "checkpoint_timeout_s", CheckPointTimeout);
+	ev_num(r, "seconds_between_checkpoints", secs_sum / Max(1, n_pairs));
+	ev_str(r, "rule", "max_wal_size = wal_bytes_per_s x checkpoint_timeout x (1 + checkpoint_completion_target) x 1.1, at least twice the current; pg_wal may grow to about this size");
+	ev_str(r, "confidence_rule", "wal / (wal + timed checkpoints) x min(1, wal checkpoints / 4)");
+}
+
+/*---- checkpoint_completion_target and checkpoint_timeout ----*/
+
+/*
+ * checkpoint_completion_target below 0.9 packs a checkpoint's writes into
+ * a shorter part of the interval.  Evidence: checkpoints of the last hour
+ * during which durable commits stalled (stall_seconds > 0).
+ */
+static void
+advise_completion_target(List **rows, AdvCheckpoint *ck, int nck)
+{
+	int			n = 0,
+				stalled = 0,
+				stall_s = 0;
+	double		sync_ms = 0;
+	AdvRow	   *r;
+	int			i;
+
+	if (CheckPointCompletionTarget >= 0.9)
+		return;
+	for (i = 0; i < nck; i++)
+	{
+		if (ck[i].finished == 0 || ck[i].stall_seconds < 0 ||
+			(strcmp(ck[i].reason, "time") != 0 &&
+			 strcmp(ck[i].reason, "wal") != 0))
+			continue;
+		n++;
+		if (ck[i].stall_seconds > 0)
+		{
+			stalled++;
+			stall_s += ck[i].stall_seconds;
+			sync_ms += ck[i].sync_ms;
+		}
+	}
+	if (stalled < 2)
+		return;
+
+	r = new_row(rows, "checkpoint_completion_target");
+	snprintf(r->current, sizeof(r->current), "%g", CheckPointCompletionTarget);
+	strlcpy(r->recommended, "0.9", sizeof(r->recommended));
+	r->confidence = ((double) stalled / n) * clamp01(stalled / 3.0);
+	ev_num(r, "checkpoints", n);
+	ev_num(r, "checkpoints_with_stalls", stalled);
+	ev_num(r, "stall_seconds", stall_s);
+	ev_num(r, "mean_sync_ms_of_stalled", sync_ms / stalled);
+	ev_str(r, "rule", "commits stalled during checkpoints whose writes were packed into the first checkpoint_completion_target of the interval; 0.9 spreads them (the server default)");
+	ev_str(r, "confidence_rule", "stalled / checkpoints x min(1, stalled / 3)");
+}
+
+/*
+ * checkpoint_timeout: checkpoints are timed (max_wal_size is not what
+ * triggers them) and full-page images -- written for the first change of
+ * each page after every checkpoint -- are most of the WAL.  A longer
+ * interval writes fewer of them.  Evidence: at least three timed
+ * checkpoints in the last hour, none WAL-triggered, and the FPI share of
+ * the WAL bytes over the timeline window.
+ */
+static void
+advise_checkpoint_timeout(List **rows, AdvCheckpoint *ck, int nck,
+						  const WpSecond *tl, int ntl)
+{
+	int			n_timed = 0,
+				n_wal = 0,
+				i;
+	double		fpi = 0,
+				bytes = 0,
+				share,
+				rate;
+	int			rec_s;
+	AdvRow	   *r;
+
+	if (CheckPointTimeout >= 1800)
+		return;
+	for (i = 0; i < nck; i++)
+	{
+		/* timed at the current interval: older settings' are no evidence */
+		if (strcmp(ck[i].reason, "time") == 0 && i > 0 &&
+			ck[i].started - ck[i - 1].started >= 0.9 * CheckPointTimeout)
+			n_timed++;
+		else if (strcmp(ck[i].reason, "wal") == 0)
+			n_wal++;
+	}
+	if (n_timed < 2 || n_wal > 0)
+		return;
+	for (i = 0; i < ntl; i++)
+	{
+		fpi += (double) tl[i].wal_fpi;
+		bytes += (double) tl[i].wal_bytes;
+	}
+	if (bytes < 16.0 * 1024 * 1024)
+		return;
+	share = clamp01(fpi * BLCKSZ / bytes);
+	if (share < 0.5)
+		return;
+	rec_s = Min(CheckPointTimeout * 2, 1800);
+	rate = bytes / Max(ntl, 1);
+
+	r = new_row(rows, "checkpoint_timeout");
+	snprintf(r->current, sizeof(r->current), "%ds", CheckPointTimeout);
+	snprintf(r->recommended, sizeof(r->recommended), "%ds", rec_s);
+	r->confidence = clamp01((share - 0.5) / 0.3) * clamp01(n_timed / 4.0);
+	ev_num(r, "checkpoint_timeout_s", CheckPointTimeout);
+	ev_num(r, "timed_checkpoints", n_timed);
+	ev_num(r, "wal_checkpoints", n_wal);
+	ev_num(r, "fpi_share_of_wal_bytes", share);
+	ev_num(r, "wal_bytes_per_s", rate);
+	ev_num(r, "max_wal_size_needed_mb",
+		   rate * rec_s * (1.0 + CheckPointCompletionTarget) * 1.1 / (1024.0 * 1024.0));
+	ev_str(r, "rule", "timed checkpoints and full-page images (counted as BLCKSZ each, an upper bound) at least half the WAL: double checkpoint_timeout, at most 30 min; max_wal_size must then hold max_wal_size_needed_mb; crash recovery gets longer");
+	ev_str(r, "confidence_rule", "min(1, (fpi share - 0.5) / 0.3) x min(1, timed checkpoints / 4)");
+}
+
+/*---- wal_buffers ----*/
+
+/*
+ * Evidence: pg_stat_wal's wal_buffers_full (a backend had to write WAL
+ * out itself because no buffer was free) as a share of the WAL pages
+ * generated, over the seconds with WAL traffic (a long statement's counts
+ * arrive at its end, so pages count, not seconds); and the time processes
+ * spent waiting on WALWrite (lock and I/O) in those seconds.  Recommended: the
+ * next power of two that holds the WAL of the busiest second for twice
+ * the WAL writer's cycle, at least double the current.
+ */
+static void
+advise_wal_buffers(List **rows, const WpSecond *tl, int ntl)
+{
+	double		full = 0,
+				bytes = 0,
+				peak = 0,
+				ww_sum = 0,
+				active_sum = 0,
+				commits = 0;
+	int			secs = 0,
+				secs_full = 0,
+				samples = 0,
+				i;
+	double		share,
+				wait_share,
+				cur_kb = (double) XLOGbuffers * XLOG_BLCKSZ / 1024.0;
+	int64		rec_kb;
+	AdvRow	   *r;
+
+	for (i = 0; i < ntl; i++)
+	{
+		const WpSecond *s = &tl[i];
+
+		if (s->wal_bytes < XLOG_BLCKSZ)
+			continue;
+		secs++;
+		full += (double) s->wal_buffers_full;
+		bytes += (double) s->wal_bytes;
+		commits += (double) s->commits;
+		peak = Max(peak, (double) s->wal_bytes);
+		if (s->wal_buffers_full > 0)
+			secs_full++;
+		samples += s->samples;
+		ww_sum += (double) s->wal_write_sum + (double) s->wal_write_lock_sum;
+		active_sum += (double) s->active_sum;
+	}
+	if (secs < 3 || bytes <= 0)
+		return;
+	share = full * XLOG_BLCKSZ / bytes;
+	wait_share = active_sum > 0 ? ww_sum / active_sum : 0;
+	/* a long statement publishes its counts at its end: count pages, not seconds */
+	if (share < 0.02 || full < 256)
+		return;
+
+	rec_kb = pow2_at_least(Max(2.0 * cur_kb,
+							   peak * 2.0 * WalWriterDelay / 1000.0 / 1024.0));
+	rec_kb = Min(rec_kb, (int64) 1024 * 1024);
+	if ((double) rec_kb <= cur_kb)
+		return;
+
+	r = new_row(rows, "wal_buffers");
+	format_kb(r->current, sizeof(r->current), (int64) cur_kb);
+	format_kb(r->recommended, sizeof(r->recommended), rec_kb);
+	r->restart = true;
+	r->confidence = clamp01(share / 0.2) * clamp01(full / 4096.0) *
+		(wait_share >= 0.02 ? 1.0 : 0.5);
+	ev_num(r, "seconds", secs);
+	ev_num(r, "seconds_with_buffers_full", secs_full);
+	ev_num(r, "wal_buffers_full_per_s", full / secs);
+	ev_num(r, "share_of_wal_pages_written_by_full_buffers", share);
+	ev_num(r, "wal_bytes_per_s", bytes / secs);
+	ev_num(r, "wal_bytes_peak_second", peak);
+	ev_num(r, "walwrite_waiters_share_of_active", wait_share);
+	ev_num(r, "durable_commits_per_s", commits / secs);
+	ev_str(r, "rule", "wal_buffers_full at least 2 % of the WAL pages, and 256 pages or more: the next power of two holding the busiest second's WAL for 2 x wal_writer_delay, at least double the current");
+	ev_str(r, "confidence_rule", "min(1, full share / 0.2) x min(1, full pages / 4096), halved when WALWrite waits are under 2 % of active time");
+}
+
+/*---- wal_sync_method ----*/
+
+static const AdvProbe *
+probe_row(const AdvProbe *pr, int npr, const char *method, int writes)
+{
+	int			i;
+
+	for (i = 0; i < npr; i++)
+		if (pr[i].writes == writes && strcmp(pr[i].method, method) == 0)
+			return &pr[i];
+	return NULL;
+}
+
+/*
+ * Evidence: the last walpilot.probe() timed every method the platform
+ * has (the others are rows with NULLs, so they are never candidates),
+ * as this server would write and sync WAL.  Recommended: the method with
+ * the lowest p50 at both 1 and 2 writes per sync, if it beats the
+ * configured one by at least 20 % at both.
+ */
+static void
+advise_sync_method(List **rows, const AdvProbe *pr, int npr)
+{
+	const char *cur = GetConfigOption("wal_sync_method", false, false);
+	const AdvProbe *c1 = probe_row(pr, npr, cur, 1);
+	const AdvProbe *c2 = probe_row(pr, npr, cur, 2);
+	const AdvProbe *b1 = NULL,
+			   *b2 = NULL;
+	double		best = 0;
+	int			i;
+	AdvRow	   *r;
+	char		key[64];
+
+	if (!enableFsync || c1 == NULL || c2 == NULL)
+		return;
+	for (i = 0; i < npr; i++)
+	{
+		const AdvProbe *p1 = &pr[i];
+		const AdvProbe *p2;
+		double		score;
+
+		if (p1->writes != 1 || strcmp(p1->method, cur) == 0)
+			continue;
+		p2 = probe_row(pr, npr, p1->method, 2);
+		if (p2 == NULL)
+			continue;
+		if (p1->p50_us > 0.8 * c1->p50_us || p2->p50_us > 0.8 * c2->p50_us)
+			continue;
+		score = p1->p50_us + p2->p50_us;
+		if (b1 == NULL || score < best)
+		{
+			b1 = p1;
+			b2 = p2;
+			best = score;
+		}
+	}
+	if (b1 == NULL)
+		return;
+
+	r = new_row(rows, "wal_sync_method");
+	strlcpy(r->current, cur, sizeof(r->current));
+	strlcpy(r->recommended, b1->method, sizeof(r->recommended));
+	r->confidence = clamp01(Min(Min(b1->samples, b2->samples),
+								Min(c1->samples, c2->samples)) / 20.0) *
+		(b1->p99_us < c1->p50_us && b2->p99_us < c2->p50_us ? 1.0 : 0.5) *
+		(c1->age_s > 86400 ? 0.5 : 1.0);
+	ev_num(r, "probe_age_s", c1->age_s);
+	for (i = 0; i < npr; i++)
+	{
+		snprintf(key, sizeof(key), "%s_%dw_p50_us", pr[i].method, pr[i].writes);
+		ev_num(r, key, pr[i].p50_us);
+	}
+	ev_num(r, "current_1w_p50_us", c1->p50_us);
+	ev_num(r, "current_2w_p50_us", c2->p50_us);
+	ev_num(r, "recommended_1w_p50_us", b1->p50_us);
+	ev_num(r, "recommended_2w_p50_us", b2->p50_us);
+	ev_num(r, "current_1w_p99_us", c1->p99_us);
+	ev_num(r, "recommended_1w_p99_us", b1->p99_us);
+	ev_str(r, "rule", "the method with the lowest p50 at 1 and 2 writes per sync, at least 20 % faster than the configured one at both, among those the probe could run here");
+	ev_str(r, "confidence_rule", "min(1, fewest samples / 20), halved unless its p99 is below the configured p50 at both write counts, halved for a probe older than a day");
+}
+
+/*---- commit_delay / commit_siblings ----*/
+
+/*
+ * When the pilot may not tune (observe mode or tune_commit_delay off):
+ * what it would try.  Evidence: flush-bound seconds in the last minute by
+ * the pilot's own engage test (at least 20 durable commits/s, two or more
+ * backends committing, a WAL flush of 500 us or more), and no probe of
+ * the configured method finding it under 400 us (the pilot's confirm
+ * probe would refuse a trial then).  The pilot's first
+ * candidate is its gather mode (a commit_delay cap of half the flush,
+ * commit_siblings 0, cut short when the group has arrived), which exists
+ * only while walpilot tunes; the first candidate a static setting can
+ * express is its next one: commit_delay = flush / 4, commit_siblings 1.
+ */
+static void
+advise_commit_delay(List **rows, const WpSecond *tl, int ntl,
+					const AdvProbe *pr, int npr)
+{
+	const AdvProbe *probe = probe_row(pr, npr,
+									  GetConfigOption("wal_sync_method", false, false), 1);
+	double		probe_factor = probe ? 1.0 : 0.5;
+	TimestampTz since = GetCurrentTimestamp() -
+		(int64) WP_ADVICE_COMMIT_WINDOW_S * USECS_PER_SEC;
+	double		flush_us = 0;
+	char		source[32];
+	int			secs = 0,
+				bound = 0,
+				i;
+	double		commits = 0,
+				flushes = 0,
+				active = 0;
+	double		group,
+				cap;
+	int			delay_us,
+				gather_cap;
+	AdvRow	   *r;
+
+	if (wp_mode == WP_MODE_TUNE && wp_tune_commit_delay)
+		return;
+	if (!enableFsync || RecoveryInProgress())
+		return;
+	if (!wp_probe_flush_estimate_us(&flush_us, source, sizeof(source)) ||
+		flush_us < WP_ADVICE_MIN_FLUSH_US)
+		return;
+	/* as the pilot's confirm probe: a device that syncs fast is not slow */
+	if (probe && probe->p50_us < WP_ADVICE_CONFIRM_FLUSH_US)
+		return;
+	for (i = 0; i < ntl; i++)
+	{
+		const WpSecond *s = &tl[i];
+		double		act = s->samples > 0 ? (double) s->active_sum / s->samples : 0;
+
+		if (s->samples == 0 || s->ts < since)
+			continue;
+		secs++;
+		if (s->commits >= WP_ADVICE_MIN_COMMITS && act >= 1.5)
+		{
+			bound++;
+			commits += (double) s->commits;
+			flushes += (double) s->commit_flushes;
+			active += act;
+		}
+	}
+	if (bound < 5)
+		return;
+	group = flushes > 0 ? commits / flushes : active / bound;
+	cap = Min((double) wp_commit_delay_max_us, flush_us);
+	delay_us = (int) Min((double) wp_commit_delay_max_us, flush_us / 4);
+	gather_cap = (int) (cap / 2);
+	if (delay_us <= 0)
+		return;
+
+	if (CommitDelay < delay_us * 3 / 4 || CommitDelay > delay_us * 5 / 4)
+	{
+		r = new_row(rows, "commit_delay");
+		snprintf(r->current, sizeof(r->current), "%d", CommitDelay);
+		snprintf(r->recommended, sizeof(r->recommended), "%d", delay_us);
+		r->confidence = 0.5 * probe_factor * (double) bound / secs;
+		ev_num(r, "flush_us", flush_us);
+		ev_str(r, "flush_source", source);
+		ev_num(r, "probe_p50_us", probe ? probe->p50_us : NAN);
+		ev_num(r, "flush_bound_seconds", bound);
+		ev_num(r, "seconds", secs);
+		ev_num(r, "commits_per_s", commits / bound);
+		ev_num(r, "commits_per_flush", flushes > 0 ? commits / flushes : NAN);
+		ev_num(r, "active_backends", active / bound);
+		ev_num(r, "group_size", group);
+		ev_num(r, "pilot_gather_cap_us", gather_cap);
+		ev_str(r, "pilot_first_candidate", "gather mode (commit_delay cap = min(commit_delay_max, flush) / 2, commit_siblings 0), which needs walpilot.mode = 'tune'");
+		ev_str(r, "rule", "flush-bound by the pilot's engage test in at least 5 of the last 60 s: commit_delay = min(walpilot.commit_delay_max, flush / 4), the pilot's first static candidate; not verified by a trial here");
+		ev_str(r, "confidence_rule", "0.5 x flush-bound seconds / seconds (0.5: a trial, which only tune mode runs, would decide), halved again without a probe of the configured wal_sync_method (none when the probe finds it under 400 us)");
+	}
+	if (CommitSiblings != 1)
+	{
+		r = new_row(rows, "commit_siblings");
+		snprintf(r->current, sizeof(r->current), "%d", CommitSiblings);
+		strlcpy(r->recommended, "1", sizeof(r->recommended));
+		r->confidence = 0.5 * probe_factor * (double) bound / secs;
+		ev_num(r, "flush_bound_seconds", bound);
+		ev_num(r, "group_size", group);
+		ev_str(r, "rule", "with the commit_delay above: sleep whenever one other transaction is open (the pilot's static candidates use 1)");
+		ev_str(r, "confidence_rule", "as for commit_delay");
+	}
+}
+
+/*---- wal_writer_flush_after ----*/
+
+/*
+ * Asynchronous commits leave the flush to the WAL writer, which flushes
+ * every wal_writer_delay, or sooner once wal_writer_flush_after of WAL is
+ * written.  WAL writer wake-ups are not visible to walpilot; WAL syncs
+ * are (pg_stat_wal), and so are the syncs durable commits led.  Evidence:
+ * most commits asynchronous, and syncs not led by a durable commit well
+ * above one per wal_writer_delay, which means wal_writer_flush_after is
+ * what triggers them.  Recommended: the WAL of one wal_writer_delay, so
+ * the WAL writer flushes about once per cycle.
+ */
+static void
+advise_wal_writer(List **rows, const WpSecond *tl, int ntl)
+{
+	double		async = 0,
+				durable = 0,
+				syncs = 0,
+				led = 0,
+				bytes = 0;
+	int			secs = 0,
+				i;
+	double		other_syncs,
+				per_cycle,
+				cur_kb = (double) WalWriterFlushAfter * XLOG_BLCKSZ / 1024.0;
+	int64		rec_kb;
+	AdvRow	   *r;
+
+#if !WP_HAVE_LEADER_DETECTION
+	return;						/* no way to tell the commits' syncs apart */
+#endif
+	if (!enableFsync || RecoveryInProgress() || WalWriterFlushAfter == 0)
+		return;
+	for (i = 0; i < ntl; i++)
+	{
+		if (tl[i].samples == 0)
+			continue;
+		secs++;
+		async += (double) tl[i].async_commits;
+		durable += (double) tl[i].commits;
+		syncs += (double) tl[i].wal_syncs;
+		led += (double) tl[i].commit_flushes;
+		bytes += (double) tl[i].wal_bytes;
+	}
+	if (secs < 10 || async / secs < WP_ADVICE_MIN_COMMITS ||
+		async < 2 * durable)
+		return;
+	other_syncs = Max(0.0, syncs - led) / secs;
+	per_cycle = 1000.0 / WalWriterDelay;
+	if (other_syncs < 2.0 * per_cycle)
+		return;
+	rec_kb = pow2_at_least(bytes / secs * WalWriterDelay / 1000.0 / 1024.0);
+	rec_kb = Min(rec_kb, (int64) 64 * 1024);
+	if ((double) rec_kb <= 2.0 * cur_kb)
+		return;
+
+	r = new_row(rows, "wal_writer_flush_after");
+	format_kb(r->current, sizeof(r->current), (int64) cur_kb);
+	format_kb(r->recommended, sizeof(r->recommended), rec_kb);
+	r->confidence = clamp01(async / (async + durable)) *
+		clamp01(other_syncs / (4.0 * per_cycle)) * clamp01(secs / 60.0);
+	ev_num(r, "seconds", secs);
+	ev_num(r, "async_commits_per_s", async / secs);
+	ev_num(r, "durable_commits_per_s", durable / secs);
+	ev_num(r, "syncs_not_led_by_commits_per_s", other_syncs);
+	ev_num(r, "wal_writer_cycles_per_s", per_cycle);
+	ev_num(r, "wal_bytes_per_s", bytes / secs);
+	ev_str(r, "not_measured", "WAL writer wake-ups (only syncs are counted); so no wal_writer_delay advice");
+	ev_str(r, "rule", "most commits asynchronous and more than 2 syncs per wal_writer_delay not led by a durable commit: wal_writer_flush_after = the WAL of one wal_writer_delay (power of two, at most 64MB)");
+	ev_str(r, "confidence_rule", "async share x min(1, syncs / (4 per cycle)) x min(1, seconds / 60)");
+}
+
+/*---- the SQL function ----*/
+
+/*
+ * drop_old_seconds
+ *		Keep only the seconds of the last window_s seconds of wall-clock
+ *		time: a worker that stopped (mode off, crash) leaves its last
+ *		seconds in the ring, and they are no evidence of the present.
+ */
+static int
+drop_old_seconds(WpSecond *tl, int ntl, int window_s)
+{
+	TimestampTz since = GetCurrentTimestamp() - (int64) window_s * USECS_PER_SEC;
+	int			first = 0;
+
+	while (first < ntl && tl[first].ts < since)
+		first++;
+	if (first > 0)
+		memmove(tl, tl + first, sizeof(WpSecond) * (ntl - first));
+	return ntl - first;
+}
+
+static char *
+apply_sql_for(const AdvRow *r)
+{
+	StringInfoData s;
+
+	initStringInfo(&s);
+	appendStringInfo(&s, "ALTER SYSTEM SET %s = %s;",
+					 quote_identifier(r->setting),
+					 quote_literal_cstr(r->recommended));
+	if (r->restart)
+		appendStringInfoString(&s, " -- then restart the server");
+	else
+		appendStringInfoString(&s, " SELECT pg_reload_conf();");
+	return s.data;
+}
+
+/*
+ * walpilot_recommendations_data
+ *		The rows of walpilot.recommendations.
+ */
+Datum
+walpilot_recommendations_data(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	AdvCheckpoint *ck;
+	AdvProbe   *pr;
+	WpSecond   *tl;
+	int			nck,
+				npr,
+				ntl;
+	List	   *rows = NIL;
+	ListCell   *lc;
+
+	wp_require_shared_state();
+
+	ck = palloc0(sizeof(AdvCheckpoint) * WP_ADVICE_MAX_CKPTS);
+	pr = palloc0(sizeof(AdvProbe) * WP_ADVICE_MAX_PROBE);
+	tl = palloc(sizeof(WpSecond) * WP_ADVICE_WINDOW_S);
+	ntl = wp_timeline_last(WP_ADVICE_WINDOW_S, tl);
+	ntl = drop_old_seconds(tl, ntl, WP_ADVICE_WINDOW_S);
+
+	/* walpilot.mode = off measures nothing: no evidence, no advice */
+	if (wp_mode != WP_MODE_OFF)
+	{
+		read_inputs(ck, &nck, pr, &npr);
+		advise_max_wal_size(&rows, ck, nck);
+		advise_completion_target(&rows, ck, nck);
+		advise_checkpoint_timeout(&rows, ck, nck, tl, ntl);
+		advise_wal_buffers(&rows, tl, ntl);
+		advise_sync_method(&rows, pr, npr);
+		advise_commit_delay(&rows, tl, ntl, pr, npr);
+		advise_wal_writer(&rows, tl, ntl);
+	}
+
+	wp_init_materialized_srf(fcinfo);
+	foreach(lc, rows)
+	{
+		AdvRow	   *r = lfirst(lc);
+		Datum		values[WP_ADVICE_COLS];
+		bool		nulls[WP_ADVICE_COLS];
+		char	   *json;
+
+		memset(nulls, 0, sizeof(nulls));
+		json = psprintf("{%s}", r->evidence.data);
+		values[0] = CStringGetTextDatum(r->setting);
+		values[1] = CStringGetTextDatum(r->current);
+		values[2] = CStringGetTextDatum(r->recommended);
+		values[3] = BoolGetDatum(r->restart);
+		values[4] = Float8GetDatum(round(r->confidence * 100.0) / 100.0);
+		values[5] = DirectFunctionCall1(jsonb_in, CStringGetDatum(json));
+		values[6] = CStringGetTextDatum(apply_sql_for(r));
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}

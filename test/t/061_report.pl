@@ -1,0 +1,120 @@
+# walpilot.report(): plain text for psql on an idle server, a busy one and
+# a standby; readable by pg_monitor; the pilot's reason when status has it.
+use strict;
+use warnings;
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $primary = PostgreSQL::Test::Cluster->new('report_primary');
+$primary->init(allows_streaming => 1);
+$primary->append_conf('postgresql.conf', q{
+shared_preload_libraries = 'walpilot'
+fsync = on
+walpilot.mode = 'observe'
+max_connections = 40
+});
+$primary->start;
+$primary->safe_psql('postgres', q{
+CREATE EXTENSION walpilot;
+CREATE TABLE t (id bigserial, v int);
+CREATE ROLE mon LOGIN IN ROLE pg_monitor;
+});
+
+my $report = sub {
+	my ($node, $user) = @_;
+	my ($ret, $out, $err) = $node->psql('postgres', 'SELECT walpilot.report()',
+		extra_params => $user ? [ '-U', $user ] : []);
+	is($ret, 0, $node->name . ': report() runs' . ($user ? " as $user" : '')) or diag $err;
+	return $out;
+};
+
+my @sections = ('Commit path', 'Checkpoints', 'Pilot', 'Recommendations',
+	'To do more, walpilot would need');
+
+#
+# idle
+#
+$primary->safe_psql('postgres', 'SELECT walpilot.reset()');
+sleep 2;
+my $idle = $report->($primary);
+like($idle, qr/^walpilot report, .*mode observe, primary\)/, 'idle: header names mode and role');
+like($idle, qr/^\Q$_\E/m, "idle: section '$_'") for @sections;
+like($idle, qr/no commits/, 'idle: says there were no commits');
+like($idle, qr/a durable-commit load of at least 20 commits\/s/,
+	'idle: says what load it would need to see');
+like($idle, qr/walpilot\.mode = 'tune'/, 'idle: says observe mode keeps the pilot from acting');
+
+my $has_reason = $primary->safe_psql('postgres',
+	q{SELECT count(*) FROM pg_attribute
+	   WHERE attrelid = 'walpilot.status'::regclass AND attname = 'pilot_reason'});
+if ($has_reason)
+{
+	like($idle, qr/^  why: /m, 'idle: the pilot\'s reason from walpilot.status');
+}
+else
+{
+	unlike($idle, qr/^  why: /m, 'idle: no reason line without status.pilot_reason');
+}
+
+#
+# busy: a durable-commit load from 8 clients
+#
+my $script = $primary->basedir . '/insert.sql';
+open my $fh, '>', $script or die;
+print $fh "INSERT INTO t (v) VALUES (1);\n";
+close $fh;
+my ($o, $e);
+my $load = IPC::Run::start(
+	[ 'pgbench', '-n', '-f', $script, '-c', '8', '-j', '2', '-T', '20',
+	  '-h', $primary->host, '-p', $primary->port, 'postgres' ],
+	'>', \$o, '2>', \$e);
+ok($primary->poll_query_until('postgres',
+		q{SELECT count(*) >= 5 FROM walpilot.timeline
+		   WHERE commits > 0 AND ts > now() - interval '60 s'}),
+	'busy: the timeline fills');
+$primary->safe_psql('postgres', 'CHECKPOINT');
+my $busy = $report->($primary, 'mon');
+like($busy, qr/durable commits\/s +[1-9][\d.]* /, 'busy: commits per second');
+like($busy, qr/commit latency +p50 \d+ us, p99 \d+ us/, 'busy: latency p50 and p99');
+like($busy, qr/WAL flush +\d+ us \(from \w+\)/, 'busy: the flush time and its source');
+like($busy, qr/commits per flush +[\d.]+/, 'busy: commits per flush');
+like($busy, qr/flush-cycle limit +N\/F = /, 'busy: how far from the flush-cycle limit');
+like($busy, qr/client backends' active time since reset \(sampled\): .*IO:WALSync [\d.]+ %/,
+	'busy: the share of time in each WAL wait');
+like($busy, qr/\d+ checkpoint\(s\) \(\d+ timed, \d+ by max_wal_size\)/, 'busy: the checkpoints');
+$load->finish;
+
+#
+# standby
+#
+$primary->backup('b');
+my $standby = PostgreSQL::Test::Cluster->new('report_standby');
+$standby->init_from_backup($primary, 'b', has_streaming => 1);
+$standby->start;
+$primary->wait_for_catchup($standby);
+my $sb = $report->($standby);
+like($sb, qr/^walpilot report, .*, standby\)/, 'standby: the header says standby');
+like($sb, qr/^\Q$_\E/m, "standby: section '$_'") for @sections;
+like($sb, qr/a primary: a standby has no commits to time or tune/,
+	'standby: says what it would need');
+is($standby->safe_psql('postgres',
+		q{SELECT count(*) FROM walpilot.recommendations WHERE setting LIKE 'commit_%'}),
+	'0', 'standby: no commit_delay advice');
+
+$standby->stop;
+
+# the report once walpilot.status has a pilot_reason column (appended, as
+# CREATE OR REPLACE VIEW allows; last, since it changes the view for good)
+if (!$has_reason)
+{
+	$primary->safe_psql('postgres', q{
+		CREATE OR REPLACE VIEW walpilot.status AS
+			SELECT *, 'observe mode (test)'::text AS pilot_reason
+			  FROM walpilot.status_data()});
+	like($report->($primary), qr/^  why: observe mode \(test\)$/m,
+		'the reason line once walpilot.status has pilot_reason');
+}
+$primary->stop;
+done_testing();
