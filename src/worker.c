@@ -67,10 +67,17 @@ wp_worker_register(void)
 /*
  * worker_detach
  *		before_shmem_exit callback: tell readers no worker runs any more.
+ *
+ * It runs before ProcKill releases this process's LWLocks: after an ERROR
+ * (a FATAL exit in a background worker) the worker may still hold one, for
+ * instance ControlFileLock or walpilot's own lock, and taking that lock
+ * again here would wait forever -- and with it every reader.  A worker
+ * never holds a lock across the tick, so releasing them all is safe.
  */
 static void
 worker_detach(int code, Datum arg)
 {
+	LWLockReleaseAll();
 	wp_pilot_stop("walpilot worker exiting");
 	pg_atomic_write_u32(&wp_shared->worker_pid, 0);
 	LWLockAcquire(wp_shared->lock, LW_EXCLUSIVE);
