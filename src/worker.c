@@ -144,6 +144,7 @@ walpilot_worker_main(Datum main_arg)
 	pg_atomic_write_u32(&wp_shared->worker_pid, (uint32) MyProcPid);
 	publish_settings();
 	wp_pilot_worker_start();
+	wp_probe_worker_start();
 
 	pgstat_report_activity(STATE_RUNNING, "walpilot worker");
 	ereport(LOG,
