@@ -303,6 +303,7 @@ extern bool wp_wait_event_is_idle(uint32 wei);
 
 /*---- worker.c ----*/
 extern void wp_worker_register(void);
+extern bool wp_worker_standby(void);
 extern PGDLLEXPORT void walpilot_worker_main(Datum main_arg);
 
 #endif							/* WALPILOT_H */
