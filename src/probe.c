@@ -194,6 +194,7 @@ static WpStorageShared *wp_storage = NULL;
 /*---- per-process probe state for cleanup ----*/
 static char probe_path[MAXPGPATH] = "";
 static int	probe_fd = -1;
+static int	probe_file_size = 0;	/* bytes of the current probe file */
 static bool probe_owned = false;
 static bool probe_exit_registered = false;
 
@@ -444,7 +445,7 @@ probe_write_error(const char *path, ssize_t written, size_t wanted)
 			(errcode_for_file_access(),
 			 errmsg("could not write walpilot probe file \"%s\": %m", path),
 			 errhint("The probe needs %d kB of free space in the WAL directory.",
-					 wal_segment_size / 1024)));
+					 probe_file_size / 1024)));
 }
 
 /*
@@ -494,6 +495,7 @@ create_probe_file(const char *wal_dir, int size)
 	int			off;
 
 	check_free_space(wal_dir, size);
+	probe_file_size = size;
 	zeros = palloc0(XLOG_BLCKSZ * 8);
 
 	probe_fd = BasicOpenFilePerm(probe_path,
