@@ -13,7 +13,7 @@
  * on a hot standby, where DBAs watch WAL receive, replay and the
  * walreceiver's IO:WALSync.  There it observes only: the instruments run,
  * the pilot does not (no trials, no setting published to backends), and
- * walpilot_worker_standby() says so to whoever reports the pilot's state.
+ * wp_worker_standby() tells whoever reports the pilot's state.
  * After a promotion the pilot starts with the next tick.
  *
  * SIGTERM (server shutdown or pg_terminate_backend) ends the loop; the
