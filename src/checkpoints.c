@@ -251,13 +251,35 @@ reason_from_flags(const char *msg)
 }
 
 /*
+ * newest_record
+ *		The newest record, or NULL.  Caller holds the spinlock.
+ */
+static WpCheckpoint *
+newest_record(void)
+{
+	if (wp_ckpt->nrecords == 0)
+		return NULL;
+	return &wp_ckpt->ring[(wp_ckpt->nrecords - 1) % WP_CKPT_HISTORY];
+}
+
+/*
  * open_record
  *		Start a new record in the ring.  Caller holds the spinlock.
  */
 static WpCheckpoint *
 open_record(int source, TimestampTz started_at, XLogRecPtr redo)
 {
+	WpCheckpoint *prev = newest_record();
 	WpCheckpoint *c = &wp_ckpt->ring[wp_ckpt->nrecords % WP_CKPT_HISTORY];
+
+	/*
+	 * Checkpoints run one at a time: a new one means the previous one
+	 * ended, at the latest when this one started.  Without this a record
+	 * whose end was not seen yet (pg_control is read every few seconds)
+	 * would stay open for ever once a newer one became the newest.
+	 */
+	if (prev != NULL && prev->finished_at == 0)
+		prev->finished_at = Max(started_at, prev->started_at);
 
 	memset(c, 0, sizeof(WpCheckpoint));
 	c->seq = ++wp_ckpt->nrecords;
@@ -275,17 +297,6 @@ open_record(int source, TimestampTz started_at, XLogRecPtr redo)
 	return c;
 }
 
-/*
- * newest_record
- *		The newest record, or NULL.  Caller holds the spinlock.
- */
-static WpCheckpoint *
-newest_record(void)
-{
-	if (wp_ckpt->nrecords == 0)
-		return NULL;
-	return &wp_ckpt->ring[(wp_ckpt->nrecords - 1) % WP_CKPT_HISTORY];
-}
 
 /*
  * wp_emit_log_hook
