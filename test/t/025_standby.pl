@@ -53,6 +53,8 @@ ok($standby->poll_query_until('postgres', q{
 ok($standby->poll_query_until('postgres',
 		'SELECT count(*) >= 2 FROM walpilot.timeline WHERE samples > 0'),
 	'the timeline fills on the standby');
+cmp_ok($standby->safe_psql('postgres', 'SELECT sum(wal_bytes) FROM walpilot.timeline'),
+	'>', 5_000_000, 'on the standby wal_bytes counts the WAL replayed');
 
 my $st = $standby->safe_psql('postgres',
 	"SELECT mode, pilot_state, coalesce(pilot_setting, '<null>'), pilot_candidate IS NULL FROM walpilot.status");
