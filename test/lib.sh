@@ -66,14 +66,16 @@ wp_install_deps()
 	for p in $WP_PACKAGES "$@"; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
 	done
+	if [ ${#missing[@]} -gt 0 ]; then
+		log "installing ${missing[*]}"
+		"${sudo_cmd[@]}" apt-get update -qq || return 1
+		DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq \
+			--no-install-recommends "${missing[@]}" >/dev/null || return 1
+	fi
 	# a locale with a PostgreSQL translation, for the lc_messages tests
 	locale -a 2>/dev/null | grep -qx 'de_DE.utf8' ||
 		"${sudo_cmd[@]}" localedef -i de_DE -f UTF-8 de_DE.UTF-8 2>/dev/null || true
-	[ ${#missing[@]} -eq 0 ] && return 0
-	log "installing ${missing[*]}"
-	"${sudo_cmd[@]}" apt-get update -qq || return 1
-	DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq \
-		--no-install-recommends "${missing[@]}" >/dev/null
+	return 0
 }
 
 # wp_build_install SRCDIR
