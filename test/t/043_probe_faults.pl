@@ -76,7 +76,7 @@ note("probe files left while pg_wal was read-only: $left_while_ro");
 	local $TODO = 'stale walpilot_probe.<pid> files are not swept at worker start';
 	$node->safe_psql('postgres', "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE backend_type = 'walpilot worker'");
 	my $n = 1;
-	foreach my $i (1 .. 15)
+	foreach my $i (1 .. 8)
 	{
 		$n = leftovers();
 		last if $n == 0;
@@ -100,7 +100,7 @@ like(slurp_file($node->logfile, $log_offset), qr/reinitializing/, '(it was a cra
 {
 	local $TODO = 'stale walpilot_probe.<pid> files are not swept at worker start';
 	my $n = 1;
-	foreach my $i (1 .. 15)
+	foreach my $i (1 .. 8)
 	{
 		$n = leftovers();
 		last if $n == 0;
