@@ -9,17 +9,29 @@
  *   the checkpointer) recognises the checkpointer's own log lines by their
  *   untranslated format string (ErrorData.message_id).  At "checkpoint
  *   starting" it opens a record with the start time, the reason (from the
- *   flag words, which are never translated), the new redo pointer and the
+ *   flag words), the new redo pointer and the
  *   checkpoint_flush_after in force; at "checkpoint complete" it runs in the
  *   checkpointer where CheckpointStats is final and copies buffers written
  *   and the write and sync phase times.  This needs log_checkpoints = on
- *   (the default in 15).
+ *   (the default in 15).  A standby's restartpoints ("restartpoint
+ *   starting", "restartpoint complete") are recorded the same way.
+ *
+ *   The flag words (" immediate", " wal", ...) are untranslated string
+ *   arguments of a translated format.  The hook looks the format up in the
+ *   message's own catalog (dgettext with the message's domain and
+ *   lc_messages, exactly what errmsg did), skips the translated text
+ *   before its first %s and reads the flags from the rest.  A translation
+ *   that does not start with text followed by the %s run gives no reason
+ *   (NULL) rather than a guess.
  * - The worker polls GetRedoRecPtr() every tick.  A redo pointer that moved
  *   without a record from the hook (log_checkpoints off) opens a record of
  *   its own; its end is the control file's redo catching up, and its
  *   numbers are pg_stat_bgwriter deltas.  Such a record cannot tell WAL
  *   checkpoints from other requested ones: its reason is "time" or
- *   "requested".
+ *   "requested".  The end is seen in pg_control, read every
+ *   WP_CKPT_CONTROL_POLL_MS while such a record is open; a failure to read
+ *   it is logged and retried later, never raised (an ERROR in the worker
+ *   would restart it in a loop).
  *
  * With walpilot.mode = off neither detector records anything.
  *
@@ -31,7 +43,8 @@
  * Shared state: the region "walpilot checkpoints", protected by its own
  * spinlock, because the hook runs in the checkpointer in the middle of
  * CreateCheckPoint, where nothing may fail: under the spinlock only plain
- * copies happen.
+ * copies of one record happen (readers copy the ring record by record), so
+ * the checkpointer never spins behind a reader's whole-ring copy.
  *
  * IDENTIFICATION
  *	  src/checkpoints.c
@@ -62,6 +75,8 @@
 #define WP_CKPT_BASELINE_S		60
 #define WP_CKPT_COMMIT_DELAY_MS	2000
 #define WP_CKPT_POLL_GRACE_MS	500
+#define WP_CKPT_CONTROL_POLL_MS	2000
+#define WP_CKPT_CONTROL_RETRY_S	10
 
 /* Where a record came from. */
 #define WP_CKPT_SRC_LOG			1
@@ -71,11 +86,22 @@
 #define WP_CKPT_COMMITS_PENDING	0
 #define WP_CKPT_COMMITS_DONE	1
 
-/* The exact format strings of xlog.c:LogCheckpointStart/End in 15. */
+/*
+ * The exact format strings of xlog.c:LogCheckpointStart/End in 15, for
+ * checkpoints and for a standby's restartpoints.
+ */
 static const char *const ckpt_start_fmt =
 "checkpoint starting:%s%s%s%s%s%s%s%s";
 static const char *const ckpt_end_fmt =
 "checkpoint complete: wrote %d buffers (%.1f%%); "
+"%d WAL file(s) added, %d removed, %d recycled; "
+"write=%ld.%03d s, sync=%ld.%03d s, total=%ld.%03d s; "
+"sync files=%d, longest=%ld.%03d s, average=%ld.%03d s; "
+"distance=%d kB, estimate=%d kB";
+static const char *const restart_start_fmt =
+"restartpoint starting:%s%s%s%s%s%s%s%s";
+static const char *const restart_end_fmt =
+"restartpoint complete: wrote %d buffers (%.1f%%); "
 "%d WAL file(s) added, %d removed, %d recycled; "
 "write=%ld.%03d s, sync=%ld.%03d s, total=%ld.%03d s; "
 "sync files=%d, longest=%ld.%03d s, average=%ld.%03d s; "
@@ -129,6 +155,7 @@ static emit_log_hook_type prev_emit_log_hook = NULL;
 static XLogRecPtr worker_seen_redo = InvalidXLogRecPtr;
 static TimestampTz redo_moved_at = 0;
 static TimestampTz next_slow_poll = 0;
+static TimestampTz next_control_read = 0;
 
 /*
  * wp_checkpoints_shmem_size / wp_checkpoints_shmem_init
@@ -156,9 +183,34 @@ wp_checkpoints_shmem_init(void)
 }
 
 /*
+ * flag_words
+ *		The part of a formatted "checkpoint starting:" line that holds the
+ *		flag words, whatever the language: the message minus the text its
+ *		translated format has before the first %s.  NULL when the message
+ *		does not start with that text.
+ */
+static const char *
+flag_words(const ErrorData *edata)
+{
+	const char *fmt = edata->message_id;
+	const char *arg;
+	size_t		prefix;
+
+	if (edata->domain != NULL)
+		fmt = dgettext(edata->domain, edata->message_id);
+	arg = strstr(fmt, "%s");
+	if (arg == NULL)
+		return NULL;
+	prefix = arg - fmt;
+	if (strncmp(edata->message, fmt, prefix) != 0)
+		return NULL;
+	return edata->message + prefix;
+}
+
+/*
  * has_flag
- *		Whether the formatted "checkpoint starting:" line carries the flag
- *		word (each flag is printed as " word").
+ *		Whether the flag part of a "checkpoint starting:" line carries the
+ *		flag word (each flag is printed as " word").
  */
 static bool
 has_flag(const char *msg, const char *word)
@@ -183,6 +235,8 @@ has_flag(const char *msg, const char *word)
 static const char *
 reason_from_flags(const char *msg)
 {
+	if (msg == NULL)
+		return "";
 	if (has_flag(msg, "shutdown"))
 		return "shutdown";
 	if (has_flag(msg, "end-of-recovery"))
@@ -197,13 +251,35 @@ reason_from_flags(const char *msg)
 }
 
 /*
+ * newest_record
+ *		The newest record, or NULL.  Caller holds the spinlock.
+ */
+static WpCheckpoint *
+newest_record(void)
+{
+	if (wp_ckpt->nrecords == 0)
+		return NULL;
+	return &wp_ckpt->ring[(wp_ckpt->nrecords - 1) % WP_CKPT_HISTORY];
+}
+
+/*
  * open_record
  *		Start a new record in the ring.  Caller holds the spinlock.
  */
 static WpCheckpoint *
 open_record(int source, TimestampTz started_at, XLogRecPtr redo)
 {
+	WpCheckpoint *prev = newest_record();
 	WpCheckpoint *c = &wp_ckpt->ring[wp_ckpt->nrecords % WP_CKPT_HISTORY];
+
+	/*
+	 * Checkpoints run one at a time: a new one means the previous one
+	 * ended, at the latest when this one started.  Without this a record
+	 * whose end was not seen yet (pg_control is read every few seconds)
+	 * would stay open for ever once a newer one became the newest.
+	 */
+	if (prev != NULL && prev->finished_at == 0)
+		prev->finished_at = Max(started_at, prev->started_at);
 
 	memset(c, 0, sizeof(WpCheckpoint));
 	c->seq = ++wp_ckpt->nrecords;
@@ -221,17 +297,6 @@ open_record(int source, TimestampTz started_at, XLogRecPtr redo)
 	return c;
 }
 
-/*
- * newest_record
- *		The newest record, or NULL.  Caller holds the spinlock.
- */
-static WpCheckpoint *
-newest_record(void)
-{
-	if (wp_ckpt->nrecords == 0)
-		return NULL;
-	return &wp_ckpt->ring[(wp_ckpt->nrecords - 1) % WP_CKPT_HISTORY];
-}
 
 /*
  * wp_emit_log_hook
@@ -244,13 +309,15 @@ static void
 wp_emit_log_hook(ErrorData *edata)
 {
 	if (wp_ckpt != NULL && wp_mode != WP_MODE_OFF && edata->elevel == LOG &&
-		edata->message_id != NULL && edata->message_id[0] == 'c' &&
+		edata->message_id != NULL &&
+		(edata->message_id[0] == 'c' || edata->message_id[0] == 'r') &&
 		edata->message != NULL)
 	{
-		if (strcmp(edata->message_id, ckpt_start_fmt) == 0)
+		if (strcmp(edata->message_id, ckpt_start_fmt) == 0 ||
+			strcmp(edata->message_id, restart_start_fmt) == 0)
 		{
 			XLogRecPtr	redo = GetRedoRecPtr();
-			const char *reason = reason_from_flags(edata->message);
+			const char *reason = reason_from_flags(flag_words(edata));
 			TimestampTz start = CheckpointStats.ckpt_start_t;
 			WpCheckpoint *c;
 
@@ -259,7 +326,8 @@ wp_emit_log_hook(ErrorData *edata)
 			strlcpy(c->reason, reason, sizeof(c->reason));
 			SpinLockRelease(&wp_ckpt->mutex);
 		}
-		else if (strcmp(edata->message_id, ckpt_end_fmt) == 0)
+		else if (strcmp(edata->message_id, ckpt_end_fmt) == 0 ||
+				 strcmp(edata->message_id, restart_end_fmt) == 0)
 		{
 			CheckpointStatsData st = CheckpointStats;
 			XLogRecPtr	redo = GetRedoRecPtr();
@@ -318,19 +386,49 @@ read_checkpointer_stats(int64 *timed, int64 *requested, int64 *buffers,
  * control_file_redo
  *		The redo pointer of the last completed checkpoint, from pg_control,
  *		read under ControlFileLock as pg_control_checkpoint() does.
+ *		InvalidXLogRecPtr when it cannot be read: the error is logged and
+ *		the next read waits WP_CKPT_CONTROL_RETRY_S.
  */
 static XLogRecPtr
-control_file_redo(void)
+control_file_redo(TimestampTz now)
 {
-	ControlFileData *cf;
-	bool		crc_ok;
-	XLogRecPtr	redo;
+	MemoryContext ctx = CurrentMemoryContext;
+	XLogRecPtr	redo = InvalidXLogRecPtr;
 
-	LWLockAcquire(ControlFileLock, LW_SHARED);
-	cf = get_controlfile(DataDir, &crc_ok);
-	LWLockRelease(ControlFileLock);
-	redo = crc_ok ? cf->checkPointCopy.redo : InvalidXLogRecPtr;
-	pfree(cf);
+	if (now < next_control_read)
+		return InvalidXLogRecPtr;
+	next_control_read = now + WP_CKPT_CONTROL_POLL_MS * (TimestampTz) 1000;
+
+	PG_TRY();
+	{
+		ControlFileData *cf;
+		bool		crc_ok;
+
+		LWLockAcquire(ControlFileLock, LW_SHARED);
+		cf = get_controlfile(DataDir, &crc_ok);
+		LWLockRelease(ControlFileLock);
+		if (crc_ok)
+			redo = cf->checkPointCopy.redo;
+		pfree(cf);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(ctx);
+		if (LWLockHeldByMe(ControlFileLock))
+			LWLockRelease(ControlFileLock);
+		edata = CopyErrorData();
+		FlushErrorState();
+		ereport(LOG,
+				(errmsg("walpilot could not read the control file: %s",
+						edata->message),
+				 errdetail("The end of the running checkpoint is looked for again in %d s.",
+						   WP_CKPT_CONTROL_RETRY_S)));
+		FreeErrorData(edata);
+		next_control_read = now + WP_CKPT_CONTROL_RETRY_S * USECS_PER_SEC;
+	}
+	PG_END_TRY();
 	return redo;
 }
 
@@ -428,14 +526,15 @@ poll_end(TimestampTz now)
 		return;
 
 	if (snap.finished_at == 0)
-		done_redo = control_file_redo();
+		done_redo = control_file_redo(now);
 	read_checkpointer_stats(&timed, &requested, &buffers, &write_ms, &sync_ms);
 
 	SpinLockAcquire(&wp_ckpt->mutex);
 	c = newest_record();
 	if (c != NULL && c->seq == snap.seq && c->source == WP_CKPT_SRC_POLL)
 	{
-		if (c->finished_at == 0 && done_redo >= c->redo)
+		if (c->finished_at == 0 && done_redo != InvalidXLogRecPtr &&
+			done_redo >= c->redo)
 			c->finished_at = now;
 		if (c->finished_at != 0)
 		{
@@ -616,13 +715,21 @@ walpilot_checkpoints_data(PG_FUNCTION_ARGS)
 	wp_require_shared_state();
 	InitMaterializedSRF(fcinfo, 0);
 
+	/* one record per spinlock hold: the checkpointer's hook takes it too */
 	ring = palloc(sizeof(WpCheckpoint) * WP_CKPT_HISTORY);
 	SpinLockAcquire(&wp_ckpt->mutex);
-	memcpy(ring, wp_ckpt->ring, sizeof(WpCheckpoint) * WP_CKPT_HISTORY);
 	n = wp_ckpt->nrecords;
 	SpinLockRelease(&wp_ckpt->mutex);
-
 	first = n > WP_CKPT_HISTORY ? n - WP_CKPT_HISTORY : 0;
+	for (s = first; s < n; s++)
+	{
+		WpCheckpoint *c = &ring[s % WP_CKPT_HISTORY];
+
+		SpinLockAcquire(&wp_ckpt->mutex);
+		*c = wp_ckpt->ring[s % WP_CKPT_HISTORY];
+		SpinLockRelease(&wp_ckpt->mutex);
+	}
+
 	for (s = first; s < n; s++)
 	{
 		WpCheckpoint *c = &ring[s % WP_CKPT_HISTORY];
@@ -630,13 +737,19 @@ walpilot_checkpoints_data(PG_FUNCTION_ARGS)
 		bool		nulls[WP_CKPT_COLS];
 		bool		done = c->finished_at != 0;
 
+		/* overwritten by a newer record while we copied: shown later */
+		if (c->seq != s + 1)
+			continue;
 		memset(nulls, 0, sizeof(nulls));
 		values[0] = TimestampTzGetDatum(c->started_at);
 		if (done)
 			values[1] = TimestampTzGetDatum(c->finished_at);
 		else
 			nulls[1] = true;
-		values[2] = CStringGetTextDatum(c->reason);
+		if (c->reason[0] != '\0')
+			values[2] = CStringGetTextDatum(c->reason);
+		else
+			nulls[2] = true;
 		if (done && c->buffers_written >= 0)
 			values[3] = Int64GetDatum(c->buffers_written);
 		else

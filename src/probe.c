@@ -18,7 +18,17 @@
  * WAL recycling and archiving never touch it.  It is removed in a
  * PG_FINALLY block (errors, query cancel) and by a before_shmem_exit
  * callback (FATAL, pg_terminate_backend).  One probe runs at a time in the
- * whole server (probe_owner, an atomic pid).
+ * whole server (probe_owner, an atomic pid).  A probing backend killed by
+ * SIGKILL or the OOM killer leaves its file behind; the worker sweeps such
+ * files when it starts (which it does after every crash restart).
+ *
+ * A probe never fills the WAL file system: before it creates its file it
+ * checks with statvfs() that the file plus WP_PROBE_FREE_SEGMENTS WAL
+ * segments fit in the space unprivileged processes may use, and refuses
+ * otherwise.  (The server PANICs when it cannot write WAL; a probe that
+ * took the last free blocks would hand that PANIC to the next commit.)
+ * The worker's automatic probes (walpilot.probe_interval and the pilot's
+ * confirmation) use a file of WP_PERIODIC_OPS pages, not a segment.
  *
  * The sleep probe times pg_usleep(), the primitive commit_delay uses, for
  * the delays a pilot would request.  The worker runs it once after it
@@ -49,7 +59,9 @@
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "access/xlog.h"
@@ -86,7 +98,8 @@ int			wp_probe_interval_s = 0;
 #define WP_SLEEP_SAMPLES		20
 #define WP_PERIODIC_OPS			20
 #define WP_PERIODIC_MAX_MS		250
-#define WP_PERIODIC_FILE_SIZE	(1024 * 1024)
+#define WP_PERIODIC_FILE_SIZE	(WP_PERIODIC_OPS * XLOG_BLCKSZ)
+#define WP_PROBE_FREE_SEGMENTS	8	/* WAL segments a probe leaves free */
 #define WP_ESTIMATE_WINDOW_MS	5000
 #define WP_ESTIMATE_MIN_FLUSHES	10
 
@@ -181,6 +194,7 @@ static WpStorageShared *wp_storage = NULL;
 /*---- per-process probe state for cleanup ----*/
 static char probe_path[MAXPGPATH] = "";
 static int	probe_fd = -1;
+static int	probe_file_size = 0;	/* bytes of the current probe file */
 static bool probe_owned = false;
 static bool probe_exit_registered = false;
 
@@ -431,19 +445,58 @@ probe_write_error(const char *path, ssize_t written, size_t wanted)
 			(errcode_for_file_access(),
 			 errmsg("could not write walpilot probe file \"%s\": %m", path),
 			 errhint("The probe needs %d kB of free space in the WAL directory.",
-					 wal_segment_size / 1024)));
+					 probe_file_size / 1024)));
+}
+
+/*
+ * check_free_space
+ *		Refuse to create a probe file of size bytes unless the WAL file
+ *		system keeps at least WP_PROBE_FREE_SEGMENTS segments free beyond
+ *		it.  f_bavail (blocks available to unprivileged users) is what the
+ *		server, which never runs as root, can use.
+ */
+static void
+check_free_space(const char *wal_dir, int size)
+{
+	struct statvfs fs;
+	uint64		avail;
+	uint64		needed;
+
+	if (statvfs(wal_dir, &fs) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not determine free space in the WAL directory \"%s\": %m",
+						wal_dir),
+				 errhint("The walpilot probe runs only where it can check that it leaves room for WAL.")));
+	avail = (uint64) fs.f_bavail * (fs.f_frsize ? fs.f_frsize : fs.f_bsize);
+	needed = (uint64) size + (uint64) WP_PROBE_FREE_SEGMENTS * wal_segment_size;
+	if (avail < needed)
+		ereport(ERROR,
+				(errcode(ERRCODE_DISK_FULL),
+				 errmsg("not enough free space in the WAL directory \"%s\" for a walpilot probe",
+						wal_dir),
+				 errdetail("%llu kB are free; the probe needs %llu kB: its %d kB file and %d WAL segments left free for the server.",
+						   (unsigned long long) (avail / 1024),
+						   (unsigned long long) (needed / 1024),
+						   size / 1024, WP_PROBE_FREE_SEGMENTS),
+				 errhint("Free space in the WAL file system; the server stops with a PANIC when it cannot write WAL.")));
 }
 
 /*
  * create_probe_file
- *		Create the probe file, zero-fill it to size bytes and fsync it, as
- *		XLogFileInitInternal prepares a new segment.  Leaves it closed.
+ *		Check the free space, then create the probe file, zero-fill it to
+ *		size bytes and fsync it, as XLogFileInitInternal prepares a new
+ *		segment.  Leaves it closed.
  */
 static void
-create_probe_file(int size)
+create_probe_file(const char *wal_dir, int size)
 {
-	char	   *zeros = palloc0(XLOG_BLCKSZ * 8);
+	char	   *zeros;
 	int			off;
+
+	check_free_space(wal_dir, size);
+	probe_file_size = size;
+	zeros = palloc0(XLOG_BLCKSZ * 8);
 
 	probe_fd = BasicOpenFilePerm(probe_path,
 								 O_RDWR | O_CREAT | O_TRUNC | PG_BINARY,
@@ -790,7 +843,7 @@ walpilot_probe(PG_FUNCTION_ARGS)
 		PG_TRY();
 		{
 			if (nmeasurable > 0)
-				create_probe_file(wal_segment_size);
+				create_probe_file(wal_dir, wal_segment_size);
 
 			for (i = 0; i < WP_PROBE_METHODS; i++)
 			{
@@ -875,7 +928,7 @@ walpilot_probe(PG_FUNCTION_ARGS)
  * periodic_probe
  *		walpilot.probe_interval: a short, low-duty probe of the configured
  *		wal_sync_method only (WP_PERIODIC_OPS single-page flushes, at most
- *		WP_PERIODIC_MAX_MS, on a 1 MB file).  Runs in the worker; errors are
+ *		WP_PERIODIC_MAX_MS, on a file of WP_PERIODIC_OPS pages).  Runs in the worker; errors are
  *		logged and recorded, never fatal to the worker.
  */
 static void
@@ -896,7 +949,7 @@ periodic_probe(void)
 	PG_TRY();
 	{
 		probe_acquire(wal_dir);
-		create_probe_file(WP_PERIODIC_FILE_SIZE);
+		create_probe_file(wal_dir, WP_PERIODIC_FILE_SIZE);
 		if (measure_method(def, 1, WP_PERIODIC_MAX_MS, WP_PERIODIC_OPS,
 						   WP_PERIODIC_FILE_SIZE, &row))
 			strlcat(row.note, "; periodic probe", WP_NOTE_LEN);
@@ -1183,6 +1236,63 @@ estimate_from_probe(TimestampTz now)
 		publish_estimate(us, 0, "probe",
 						 "p50 of the last probe of the configured wal_sync_method",
 						 at);
+}
+
+/*
+ * wp_probe_worker_start
+ *		Remove the probe files of processes that died without removing
+ *		theirs (SIGKILL, the OOM killer, a crash: their callbacks never
+ *		ran).  Runs once when the worker starts, which it does after every
+ *		crash restart.
+ *
+ * A file walpilot_probe.<pid> belongs to a live probe only while <pid> is
+ * probe_owner: a probe takes ownership before it creates its file and
+ * removes the file before it gives ownership up.  A file is removed when
+ * its pid is not the owner and no process of that pid exists; a live
+ * process that is not the owner keeps its file until the next sweep, as
+ * its pid might just be becoming the owner.  Errors are logged, never
+ * raised: a worker that fails here would restart in a loop.
+ */
+void
+wp_probe_worker_start(void)
+{
+	DIR		   *dir;
+	struct dirent *de;
+	size_t		plen = strlen(WP_PROBE_FILE_PREFIX);
+
+	if (wp_storage == NULL)
+		return;
+	dir = AllocateDir(XLOGDIR);
+	while ((de = ReadDirExtended(dir, XLOGDIR, LOG)) != NULL)
+	{
+		char	   *end;
+		long		pid;
+		char		path[MAXPGPATH];
+
+		if (strncmp(de->d_name, WP_PROBE_FILE_PREFIX, plen) != 0 ||
+			de->d_name[plen] != '.')
+			continue;
+		errno = 0;
+		pid = strtol(de->d_name + plen + 1, &end, 10);
+		if (errno != 0 || *end != '\0' || pid <= 0 || pid > INT_MAX)
+			continue;
+		if ((uint32) pid == pg_atomic_read_u32(&wp_storage->probe_owner))
+			continue;
+		if (kill((pid_t) pid, 0) == 0 || errno != ESRCH)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", XLOGDIR, de->d_name);
+		if (unlink(path) == 0)
+			ereport(LOG,
+					(errmsg("removed stale walpilot probe file \"%s\"", path),
+					 errdetail("Process %ld, which created it, no longer exists.",
+							   pid)));
+		else if (errno != ENOENT)
+			ereport(LOG,
+					(errcode_for_file_access(),
+					 errmsg("could not remove stale walpilot probe file \"%s\": %m",
+							path)));
+	}
+	FreeDir(dir);
 }
 
 /*

@@ -48,6 +48,7 @@
 #include <unistd.h>
 
 #include "access/xlog.h"
+#include "access/xlogrecovery.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/autovacuum.h"
@@ -618,7 +619,8 @@ fill_commit_and_wal(WpSecond *sec)
 	if (sec->commit_max_us < sec->commit_p99_us)
 		sec->commit_max_us = sec->commit_p99_us;
 
-	insert = wp_insert_lsn();
+	/* a standby inserts no WAL: count what it replayed */
+	insert = wp_worker_standby() ? GetXLogReplayRecPtr(NULL) : wp_insert_lsn();
 	if (prev_insert != InvalidXLogRecPtr && insert >= prev_insert)
 		sec->wal_bytes = insert - prev_insert;
 	prev_insert = insert;

@@ -20,6 +20,8 @@
  * - wp_shared->lock (the one lock of the "walpilot" tranche) protects the
  *   multi-word state that must be read consistently: the worker's start
  *   time, the reset time, ring-buffer heads with their entries, and logs.
+ *   The timeline ring is the exception: it is seqlocked (timeline.c), so
+ *   that a reader copying a day of seconds never holds up the worker.
  *   It is never held while calling anything that can ereport(ERROR), never
  *   while forming SQL rows (readers copy under it, release it, then
  *   format), and never taken in a backend's commit path.

@@ -143,7 +143,9 @@ put_avg(Datum *values, bool *nulls, int col, uint32 sum, int32 samples)
 
 /*
  * walpilot_timeline_data
- *		One row per second, oldest first.
+ *		One row per second, oldest first.  The copy takes no lock (the
+ *		timeline is a seqlocked ring): the worker and the readers never
+ *		wait on each other, even for a full 86,400-second ring.
  */
 Datum
 walpilot_timeline_data(PG_FUNCTION_ARGS)

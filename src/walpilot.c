@@ -84,6 +84,11 @@ check_database(char **newval, void **extra, GucSource source)
  * check_probe_interval
  *		walpilot.probe_interval is 0 (off) or at least 10 s: the periodic
  *		probe adds flushes to the WAL device and must stay low-duty.
+ *
+ * Like every integer check hook it sees the value after the GUC machinery
+ * rounded it to whole seconds ('500ms' arrives as 0, '5500ms' as 6), so it
+ * cannot tell a rounded value from a typed one; the rounding is documented
+ * instead of rejected.
  */
 static bool
 check_probe_interval(int *newval, void **extra, GucSource source)
@@ -180,7 +185,7 @@ define_gucs(void)
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("walpilot.probe_interval",
 							gettext_noop("Seconds between two short probes of the configured wal_sync_method by the worker; 0 turns periodic probing off."),
-							NULL,
+							gettext_noop("A value in another unit is rounded to whole seconds: '500ms' is 0, off."),
 							&wp_probe_interval_s,
 							0,
 							0, 86400,

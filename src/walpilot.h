@@ -136,6 +136,7 @@ extern int	wp_probe_interval_s;
 
 extern Size wp_probe_shmem_size(void);
 extern void wp_probe_shmem_init(void);
+extern void wp_probe_worker_start(void);
 extern void wp_probe_worker_tick(TimestampTz now);
 extern bool wp_probe_sleep_overshoot_us(int requested_us, double *p50_us,
 										double *p99_us);
@@ -302,6 +303,7 @@ extern bool wp_wait_event_is_idle(uint32 wei);
 
 /*---- worker.c ----*/
 extern void wp_worker_register(void);
+extern bool wp_worker_standby(void);
 extern PGDLLEXPORT void walpilot_worker_main(Datum main_arg);
 
 #endif							/* WALPILOT_H */

@@ -9,6 +9,13 @@
  * database: everything it reads (PGPROCs, cumulative statistics, the
  * control file) is cluster-wide.
  *
+ * The worker starts as soon as the server is consistent, so it also runs
+ * on a hot standby, where DBAs watch WAL receive, replay and the
+ * walreceiver's IO:WALSync.  There it observes only: the instruments run,
+ * the pilot does not (no trials, no setting published to backends), and
+ * wp_worker_standby() tells whoever reports the pilot's state.
+ * After a promotion the pilot starts with the next tick.
+ *
  * SIGTERM (server shutdown or pg_terminate_backend) ends the loop; the
  * worker then exits with status 1 so that an administrator's terminate is
  * followed by a restart after bgw_restart_time, as for any error exit.
@@ -22,6 +29,7 @@
  */
 #include "postgres.h"
 
+#include "access/xlog.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
@@ -40,6 +48,9 @@
 
 static MemoryContext tick_context = NULL;
 
+/* Whether the last tick found the server in recovery (worker only). */
+static bool on_standby = false;
+
 /*
  * wp_worker_register
  *		Register the static worker; called from _PG_init.
@@ -52,7 +63,7 @@ wp_worker_register(void)
 	memset(&worker, 0, sizeof(worker));
 	worker.bgw_flags = BGWORKER_SHMEM_ACCESS |
 		BGWORKER_BACKEND_DATABASE_CONNECTION;
-	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_start_time = BgWorkerStart_ConsistentState;
 	worker.bgw_restart_time = WP_WORKER_RESTART_S;
 	strlcpy(worker.bgw_library_name, "walpilot", BGW_MAXLEN);
 	strlcpy(worker.bgw_function_name, "walpilot_worker_main", BGW_MAXLEN);
@@ -67,10 +78,17 @@ wp_worker_register(void)
 /*
  * worker_detach
  *		before_shmem_exit callback: tell readers no worker runs any more.
+ *
+ * It runs before ProcKill releases this process's LWLocks: after an ERROR
+ * (a FATAL exit in a background worker) the worker may still hold one, for
+ * instance ControlFileLock or walpilot's own lock, and taking that lock
+ * again here would wait forever -- and with it every reader.  A worker
+ * never holds a lock across the tick, so releasing them all is safe.
  */
 static void
 worker_detach(int code, Datum arg)
 {
+	LWLockReleaseAll();
 	wp_pilot_stop("walpilot worker exiting");
 	pg_atomic_write_u32(&wp_shared->worker_pid, 0);
 	LWLockAcquire(wp_shared->lock, LW_EXCLUSIVE);
@@ -91,17 +109,63 @@ publish_settings(void)
 }
 
 /*
+ * wp_worker_standby
+ *		Whether the server is a standby (in recovery): the worker then
+ *		observes only.  Usable in any process.
+ */
+bool
+wp_worker_standby(void)
+{
+	return RecoveryInProgress();
+}
+
+/*
+ * note_recovery_state
+ *		Log when the worker starts observing on a standby and when a
+ *		promotion lets the pilot run.
+ */
+static void
+note_recovery_state(bool standby, bool first)
+{
+	if (standby)
+	{
+		pgstat_report_activity(STATE_RUNNING,
+							   "walpilot worker (standby: observe only)");
+		ereport(LOG,
+				(errmsg("walpilot worker observes only: the server is a standby"),
+				 errdetail("No trials run and no setting is changed until the server is promoted.")));
+	}
+	else
+	{
+		pgstat_report_activity(STATE_RUNNING, "walpilot worker");
+		if (!first)
+			ereport(LOG,
+					(errmsg("walpilot worker: the server was promoted"),
+					 errdetail("The pilot runs from now on, as walpilot.mode says.")));
+	}
+}
+
+/*
  * worker_tick
- *		One pass of work: every instrument and controller gets the tick.
+ *		One pass of work: every instrument gets the tick, the controllers
+ *		only outside recovery.
  */
 static void
 worker_tick(TimestampTz now)
 {
+	bool		standby = wp_worker_standby();
+
+	if (standby != on_standby)
+	{
+		on_standby = standby;
+		note_recovery_state(standby, false);
+	}
 	pg_atomic_fetch_add_u64(&wp_shared->ticks, 1);
 	wp_sampler_tick(now);
 	wp_checkpoints_worker_tick(now);
 	wp_probe_worker_tick(now);
-	wp_pilot_tick(now);
+	if (!standby)
+		wp_pilot_tick(now);
 }
 
 /*
@@ -137,12 +201,14 @@ walpilot_worker_main(Datum main_arg)
 	pg_atomic_write_u32(&wp_shared->worker_pid, (uint32) MyProcPid);
 	publish_settings();
 	wp_pilot_worker_start();
+	wp_probe_worker_start();
 
-	pgstat_report_activity(STATE_RUNNING, "walpilot worker");
 	ereport(LOG,
 			(errmsg("walpilot worker started"),
 			 errdetail("Mode is \"%s\", sample interval is %d ms.",
 					   wp_mode_name(wp_mode), wp_sample_interval_ms)));
+	on_standby = wp_worker_standby();
+	note_recovery_state(on_standby, true);
 
 	next_tick = GetCurrentTimestamp();
 	while (!ShutdownRequestPending)

@@ -11,7 +11,7 @@
 
 PGVER=15
 PGBIN=/usr/lib/postgresql/$PGVER/bin
-WP_PACKAGES="postgresql-$PGVER postgresql-server-dev-$PGVER postgresql-$PGVER-pg-wait-sampling postgresql-contrib libipc-run-perl libfaketime make gcc"
+WP_PACKAGES="postgresql-$PGVER postgresql-server-dev-$PGVER postgresql-$PGVER-pg-wait-sampling postgresql-contrib libipc-run-perl libfaketime locales make gcc"
 sudo_cmd=()
 if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
 
@@ -26,6 +26,8 @@ wp_private_root()
 		ln -sfn /usr/include "$r/usr/include"
 		chmod 755 "$r"
 	fi
+	# message catalogs, for tests with a translated lc_messages
+	[ -e "$r/usr/share/locale" ] || ln -sfn /usr/share/locale "$r/usr/share/locale"
 	PGBIN=$r/usr/lib/postgresql/$PGVER/bin
 	sudo_cmd=()
 }
@@ -64,6 +66,9 @@ wp_install_deps()
 	for p in $WP_PACKAGES "$@"; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
 	done
+	# a locale with a PostgreSQL translation, for the lc_messages tests
+	locale -a 2>/dev/null | grep -qx 'de_DE.utf8' ||
+		"${sudo_cmd[@]}" localedef -i de_DE -f UTF-8 de_DE.UTF-8 2>/dev/null || true
 	[ ${#missing[@]} -eq 0 ] && return 0
 	log "installing ${missing[*]}"
 	"${sudo_cmd[@]}" apt-get update -qq || return 1

@@ -42,6 +42,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -81,6 +82,7 @@ static int64_t cfg_dirty_bg = 0;        /* bytes; 0 = off */
 static int cfg_real_sync = 1;
 static int cfg_verbose = 0;
 static char cfg_shm[200];
+static double cfg_statvfs_free_mb = -1;	/* <0: report the real free space */
 static char cfg_spec[EMU_SPEC_LEN];
 
 static struct emu_shared *shm;  /* NULL = passthrough */
@@ -147,6 +149,7 @@ apply_kv(const char *k, const char *v)
 	else if (!strcmp(k, "dirty_bg_mb")) cfg_dirty_bg = (int64_t) (x * 1e6);
 	else if (!strcmp(k, "real_sync")) cfg_real_sync = (int) x;
 	else if (!strcmp(k, "verbose")) cfg_verbose = (int) x;
+	else if (!strcmp(k, "statvfs_free_mb")) cfg_statvfs_free_mb = x;
 	else if (!strcmp(k, "shm")) snprintf(cfg_shm, sizeof(cfg_shm), "%s", v);
 	else return -1;
 	return 0;
@@ -818,3 +821,57 @@ truncate_common(int (*fn)(int, off_t), int fd, off_t len)
 
 int ftruncate(int fd, off_t len) { if (!real_ftruncate) RESOLVE(ftruncate); return truncate_common(real_ftruncate, fd, len); }
 int ftruncate64(int fd, off_t len) { if (!real_ftruncate64) RESOLVE(ftruncate64); return truncate_common(real_ftruncate64, fd, len); }
+
+/* ---- statvfs: an emulated amount of free space (statvfs_free_mb=) ---- */
+static void
+cap_free(struct statvfs *buf)
+{
+	unsigned long frsize = buf->f_frsize ? buf->f_frsize : buf->f_bsize;
+	fsblkcnt_t blocks;
+
+	if (cfg_statvfs_free_mb < 0 || frsize == 0)
+		return;
+	blocks = (fsblkcnt_t) (cfg_statvfs_free_mb * 1024 * 1024 / frsize);
+	if (buf->f_bavail > blocks)
+		buf->f_bavail = blocks;
+	if (buf->f_bfree > blocks)
+		buf->f_bfree = blocks;
+}
+
+int
+statvfs(const char *path, struct statvfs *buf)
+{
+	static int (*real_statvfs)(const char *, struct statvfs *);
+	int rc;
+
+	if (!real_statvfs)
+		RESOLVE(statvfs);
+	if (!real_statvfs)
+	{
+		errno = ENOSYS;
+		return -1;
+	}
+	rc = real_statvfs(path, buf);
+	if (rc == 0)
+		cap_free(buf);
+	return rc;
+}
+
+int
+fstatvfs(int fd, struct statvfs *buf)
+{
+	static int (*real_fstatvfs)(int, struct statvfs *);
+	int rc;
+
+	if (!real_fstatvfs)
+		RESOLVE(fstatvfs);
+	if (!real_fstatvfs)
+	{
+		errno = ENOSYS;
+		return -1;
+	}
+	rc = real_fstatvfs(fd, buf);
+	if (rc == 0)
+		cap_free(buf);
+	return rc;
+}
