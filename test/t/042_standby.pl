@@ -103,20 +103,17 @@ is($standby->safe_psql('postgres', q{
 	    || (SELECT count(*) >= 0 FROM walpilot.decisions) || '/'
 	    || (SELECT count(*) >= 0 FROM walpilot.settings)}),
 	'1/true/true/true/true/true/true/true', 'every view reads on the hot standby');
+my $running = 'f';
+foreach my $i (1 .. 10)
 {
-	local $TODO = 'the worker starts at BgWorkerStart_RecoveryFinished: nothing is sampled on a hot standby';
-	my $running = 'f';
-	foreach my $i (1 .. 10)
-	{
-		$running = $standby->safe_psql('postgres',
-			'SELECT worker_pid IS NOT NULL AND ticks > 0 FROM walpilot.status');
-		last if $running eq 't';
-		sleep 1;
-	}
-	is($running, 't', 'the worker runs on the hot standby');
-	isnt($standby->safe_psql('postgres', 'SELECT coalesce(pilot_setting, \'\') FROM walpilot.status'),
-		'', 'pilot_setting on the standby is not an empty string');
+	$running = $standby->safe_psql('postgres',
+		'SELECT worker_pid IS NOT NULL AND ticks > 0 FROM walpilot.status');
+	last if $running eq 't';
+	sleep 1;
 }
+is($running, 't', 'the worker runs on the hot standby');
+isnt($standby->safe_psql('postgres', 'SELECT coalesce(pilot_setting, \'\') FROM walpilot.status'),
+	'', 'pilot_setting on the standby is not an empty string');
 is($standby->safe_psql('postgres', 'SELECT current_setting(\'commit_delay\')'), '0',
 	'no trial value on the standby');
 is(slurp_file($standby->data_dir . '/postgresql.auto.conf'), $standby_auto,

@@ -1,7 +1,7 @@
 # walpilot.probe() under faults: the probing backend cancelled, and killed
 # with SIGKILL (crash restart; its file must not stay in pg_wal forever),
-# the WAL directory made read-only while a probe runs, and a full WAL
-# filesystem (needs a small filesystem, see the skip).
+# and the WAL directory made read-only while a probe runs.  A full WAL
+# filesystem is 023_probe_space.pl's (free space emulated).
 use strict;
 use warnings;
 use IPC::Run;
@@ -72,8 +72,8 @@ is($node->safe_psql('postgres', 'SELECT 1'), '1', 'server up after the read-only
 unlike(slurp_file($node->logfile), qr/PANIC/, 'no PANIC');
 like($$out, qr/^\s*2$/m, 'the probe ran to its end (its file was already open)');
 note("probe files left while pg_wal was read-only: $left_while_ro");
+# the next worker sweeps it
 {
-	local $TODO = 'stale walpilot_probe.<pid> files are not swept at worker start';
 	$node->safe_psql('postgres', "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE backend_type = 'walpilot worker'");
 	my $n = 1;
 	foreach my $i (1 .. 8)
@@ -98,7 +98,6 @@ ok($node->poll_query_until('postgres',
 	'after SIGKILL of the probing backend the server is back with its worker');
 like(slurp_file($node->logfile, $log_offset), qr/reinitializing/, '(it was a crash restart)');
 {
-	local $TODO = 'stale walpilot_probe.<pid> files are not swept at worker start';
 	my $n = 1;
 	foreach my $i (1 .. 8)
 	{
@@ -112,16 +111,6 @@ unlink glob("$waldir/walpilot_probe.*");
 is($node->safe_psql('postgres', q{SELECT count(*) FROM walpilot.probe(0.2, ARRAY['fdatasync'])}),
 	'2', 'probing works after the crash restart');
 is(leftovers(), 0, 'and leaves no file');
-
-#
-# a full WAL filesystem
-#
-SKIP:
-{
-	skip 'a full WAL filesystem needs a small mount (root); 020_probe.pl covers a failing '
-	  . 'zero-fill (file-size limit) and its clean error', 1;
-	fail('probe refuses when free space is below its margin');
-}
 
 $node->stop;
 done_testing();
