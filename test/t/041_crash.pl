@@ -15,6 +15,8 @@ my ($shim) = glob("$ENV{WALPILOT_SRC}/test/emulator/*.so");
 plan skip_all => 'storage emulator not built (make -C test/emulator)'
   unless defined $shim && -f $shim;
 my $shm = "walpilot-emu-rs041-$$";
+# the emulator's shared file goes, even when the test dies
+END { unlink("/dev/shm/$shm"); }
 
 my $node = PostgreSQL::Test::Cluster->new('crash');
 $node->init;

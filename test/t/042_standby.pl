@@ -14,6 +14,8 @@ my ($shim) = glob("$ENV{WALPILOT_SRC}/test/emulator/*.so");
 plan skip_all => 'storage emulator not built (make -C test/emulator)'
   unless defined $shim && -f $shim;
 my $shm = "walpilot-emu-rs042-$$";
+# the emulator's shared file goes, even when the test dies
+END { unlink("/dev/shm/$shm"); }
 
 my $primary = PostgreSQL::Test::Cluster->new('primary');
 $primary->init(allows_streaming => 1);

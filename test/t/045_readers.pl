@@ -13,6 +13,8 @@ my ($shim) = glob("$ENV{WALPILOT_SRC}/test/emulator/*.so");
 plan skip_all => 'storage emulator not built (make -C test/emulator)'
   unless defined $shim && -f $shim;
 my $shm = "walpilot-emu-rs045-$$";
+# the emulator's shared file goes, even when the test dies
+END { unlink("/dev/shm/$shm"); }
 my $bound_us = 2_000_000;
 my $read_seconds = 8;
 

@@ -13,6 +13,8 @@ use IPC::Run;
 
 my ($shim) = glob("$ENV{WALPILOT_SRC}/test/emulator/*.so");
 my $shm = "walpilot-emu-rs046-$$";
+# the emulator's shared file goes, even when the test dies
+END { unlink("/dev/shm/$shm"); }
 
 my $node = PostgreSQL::Test::Cluster->new('upgrade');
 $node->init;
