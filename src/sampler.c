@@ -638,11 +638,14 @@ fill_commit_and_wal(WpSecond *sec)
 	/*
 	 * pg_stat_wal: backends publish their WAL counters when idle, at most
 	 * once a second, so these deltas lag by about a second (more for busy
-	 * or contended backends).  A counter that went backwards
-	 * (pg_stat_reset_shared) restarts the deltas.
+	 * or contended backends).  A reset (pg_stat_reset_shared) restarts the
+	 * deltas: its timestamp tells it, since the counters after a reset can
+	 * already exceed the old ones in some fields and not in others.
 	 */
 	w = pgstat_fetch_stat_wal();
-	if (wal_primed && w->wal_records >= prev_wal.wal_records &&
+	if (wal_primed &&
+		w->stat_reset_timestamp == prev_wal.stat_reset_timestamp &&
+		w->wal_records >= prev_wal.wal_records &&
 		w->wal_write >= prev_wal.wal_write)
 	{
 		sec->wal_records = w->wal_records - prev_wal.wal_records;

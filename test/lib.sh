@@ -11,7 +11,7 @@
 
 PGVER=15
 PGBIN=/usr/lib/postgresql/$PGVER/bin
-WP_PACKAGES="postgresql-$PGVER postgresql-server-dev-$PGVER postgresql-$PGVER-pg-wait-sampling postgresql-contrib libipc-run-perl locales make gcc"
+WP_PACKAGES="postgresql-$PGVER postgresql-server-dev-$PGVER postgresql-$PGVER-pg-wait-sampling postgresql-contrib libipc-run-perl libfaketime locales make gcc"
 sudo_cmd=()
 if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
 

@@ -1,0 +1,129 @@
+# Replication: a synchronous streaming standby while the pilot runs a
+# gather trial on the primary (commits keep flowing, the standby keeps up);
+# a fast shutdown of the primary in the middle of the trial (walsenders
+# finish, the standby has everything up to the shutdown checkpoint); and
+# the hot standby itself with walpilot preloaded.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use IPC::Run;
+
+my ($shim) = glob("$ENV{WALPILOT_SRC}/test/emulator/*.so");
+plan skip_all => 'storage emulator not built (make -C test/emulator)'
+  unless defined $shim && -f $shim;
+my $shm = "walpilot-emu-rs042-$$";
+# the emulator's shared file goes, even when the test dies
+END { unlink("/dev/shm/$shm"); }
+
+my $primary = PostgreSQL::Test::Cluster->new('primary');
+$primary->init(allows_streaming => 1);
+$primary->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'walpilot'
+fsync = on
+walpilot.mode = 'tune'
+max_connections = 40
+});
+{
+	local $ENV{LD_PRELOAD} = $shim;
+	local $ENV{WALPILOT_STORAGE} = "hdd,shm=$shm";
+	$primary->start;
+}
+$primary->safe_psql('postgres', 'CREATE EXTENSION walpilot; CREATE TABLE t (id bigserial, v int)');
+$primary->backup('b');
+my $standby = PostgreSQL::Test::Cluster->new('standby');
+$standby->init_from_backup($primary, 'b', has_streaming => 1);
+$standby->start;
+my $standby_auto = slurp_file($standby->data_dir . '/postgresql.auto.conf');
+$primary->append_conf('postgresql.conf', "synchronous_standby_names = '*'\n");
+$primary->reload;
+ok($primary->poll_query_until('postgres',
+		q{SELECT count(*) = 1 FROM pg_stat_replication WHERE sync_state = 'sync'}),
+	'the standby is synchronous');
+
+my $script = $primary->basedir . '/insert.sql';
+open my $fh, '>', $script or die;
+print $fh "INSERT INTO t (v) VALUES (1);\n";
+close $fh;
+my ($out, $err) = ('', '');
+my $load = IPC::Run::start(
+	[ 'pgbench', '-n', '-f', $script, '-c', 8, '-j', 2, '-T', 120,
+	  '-h', $primary->host, '-p', $primary->port, 'postgres' ],
+	'>', \$out, '2>', \$err);
+
+#
+# synchronous replication under gather
+#
+ok($primary->poll_query_until('postgres',
+		q{SELECT pilot_state = 'trial' AND pilot_candidate LIKE 'gather%' FROM walpilot.status}),
+	'a gather trial runs on the primary with a synchronous standby');
+my $c0 = $primary->safe_psql('postgres', 'SELECT count(*) FROM t');
+sleep 2;
+my $c1 = $primary->safe_psql('postgres', 'SELECT count(*) FROM t');
+cmp_ok($c1 - $c0, '>', 20, 'commits keep flowing during gather under synchronous replication ('
+	  . ($c1 - $c0) . ' in 2 s)');
+cmp_ok($standby->safe_psql('postgres', 'SELECT count(*) FROM t'), '>=', $c0,
+	'the synchronous standby has every commit acknowledged before');
+is($primary->safe_psql('postgres',
+		q{SELECT pilot_state = 'trial' AND pilot_candidate LIKE 'gather%' FROM walpilot.status}),
+	't', 'still in the gather trial');
+is($primary->safe_psql('postgres', q{
+	SELECT count(*) FROM pg_stat_activity
+	 WHERE wait_event = 'SyncRep' AND now() - query_start > interval '5 s'}),
+	'0', 'no commit stuck waiting for the standby');
+
+#
+# fast shutdown of the primary during gather
+#
+my $t_stop = time;
+$primary->stop('fast');
+$load->finish;
+cmp_ok(time - $t_stop, '<', 30, 'fast shutdown completes (walsenders finish)');
+my ($stdout) = run_command([ 'pg_controldata', $primary->data_dir ]);
+my ($ckpt) = $stdout =~ /^Latest checkpoint location:\s+(\S+)/m;
+like($stdout, qr/^Database cluster state:\s+shut down$/m, 'the primary shut down cleanly');
+ok($standby->poll_query_until('postgres',
+		"SELECT pg_last_wal_replay_lsn() > '$ckpt'::pg_lsn"),
+	"the standby replayed past the primary's shutdown checkpoint $ckpt");
+$primary->start;
+is($standby->safe_psql('postgres', 'SELECT count(*) FROM t'),
+	$primary->safe_psql('postgres', 'SELECT count(*) FROM t'),
+	'the standby has every row the primary has');
+
+#
+# the hot standby with walpilot preloaded
+#
+is($standby->safe_psql('postgres', 'SELECT pg_is_in_recovery()'), 't', 'standby in recovery');
+is($standby->safe_psql('postgres', q{
+	SELECT (SELECT count(*) FROM walpilot.status) || '/'
+	    || (SELECT count(*) >= 0 FROM walpilot.timeline) || '/'
+	    || (SELECT count(*) >= 0 FROM walpilot.wait_profile) || '/'
+	    || (SELECT count(*) >= 0 FROM walpilot.commit_latency) || '/'
+	    || (SELECT count(*) >= 0 FROM walpilot.storage) || '/'
+	    || (SELECT count(*) >= 0 FROM walpilot.checkpoints) || '/'
+	    || (SELECT count(*) >= 0 FROM walpilot.decisions) || '/'
+	    || (SELECT count(*) >= 0 FROM walpilot.settings)}),
+	'1/true/true/true/true/true/true/true', 'every view reads on the hot standby');
+my $running = 'f';
+foreach my $i (1 .. 10)
+{
+	$running = $standby->safe_psql('postgres',
+		'SELECT worker_pid IS NOT NULL AND ticks > 0 FROM walpilot.status');
+	last if $running eq 't';
+	sleep 1;
+}
+is($running, 't', 'the worker runs on the hot standby');
+isnt($standby->safe_psql('postgres', 'SELECT coalesce(pilot_setting, \'\') FROM walpilot.status'),
+	'', 'pilot_setting on the standby is not an empty string');
+is($standby->safe_psql('postgres', 'SELECT current_setting(\'commit_delay\')'), '0',
+	'no trial value on the standby');
+is(slurp_file($standby->data_dir . '/postgresql.auto.conf'), $standby_auto,
+	'the standby\'s postgresql.auto.conf is untouched');
+unlike(slurp_file($standby->logfile), qr/PANIC|walpilot.*ERROR|ERROR.*walpilot/,
+	'no walpilot error or PANIC on the standby');
+
+$standby->stop;
+$primary->stop;
+unlink("/dev/shm/$shm");
+done_testing();
