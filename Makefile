@@ -15,6 +15,8 @@ OBJS = \
 	src/checkpoints.o \
 	src/commit_window.o \
 	src/commit_timing.o \
+	src/histogram.o \
+	src/trial.o \
 	src/sampler.o \
 	src/timeline.o \
 	src/sqlfuncs_instruments.o

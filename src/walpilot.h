@@ -215,6 +215,7 @@ extern void wp_commit_timing_reset(void);
 extern void wp_commit_totals(WpCommitTotals *out);
 extern void wp_commit_totals_raw(WpCommitTotals *out);
 extern bool wp_commit_leader_known(void);
+/* histogram.c: the histogram's shape, pure functions */
 extern int	wp_hist_bucket(uint64 us);
 extern uint64 wp_hist_lower_us(int bucket);
 extern int64 wp_hist_upper_us(int bucket);
