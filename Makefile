@@ -10,6 +10,8 @@ OBJS = \
 	src/worker.o \
 	src/sqlfuncs.o \
 	src/pilot_commit_delay.o \
+	src/gather.o \
+	src/commit_path.o \
 	src/settings.o \
 	src/probe.o \
 	src/checkpoints.o \

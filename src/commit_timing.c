@@ -3,11 +3,10 @@
  * commit_timing.c
  *		Time every durable commit from inside the committing backend.
  *
- * A transaction callback, registered once in _PG_init and inherited by
- * every backend, decides at XACT_EVENT_PRE_COMMIT whether the commit will
- * write a commit record and wait for its flush (INTERNALS.md section 4.3:
- * an xid, WAL written, synchronous_commit above off), and at
- * XACT_EVENT_COMMIT takes one clock reading.  The interval measured runs
+ An observer of the commit path (commit_path.c), which decides at
+ * XACT_EVENT_PRE_COMMIT whether the commit will write a commit record and
+ * wait for its flush (an xid, WAL written, synchronous_commit above off);
+ * at XACT_EVENT_COMMIT this file takes one clock reading.  The interval measured runs
  * from the server's own stop timestamp, taken immediately before the
  * commit record is inserted (GetCurrentTransactionStopTimestamp), to just
  * after the flush returned (plus the clog update, any synchronous
@@ -177,84 +176,65 @@ record_commit(WpCommitSlot *s, uint64 us, bool led)
 }
 
 /*
- * wp_xact_callback
- *		Transaction callback of every process that loaded walpilot.
- *
- * Top-level events only (parallel workers get the PARALLEL_* events and
- * are ignored).  Calls the pilot's entry points whatever the mode; the
- * timing itself is a no-op when walpilot.mode = off.
+ * wp_commit_timing_pre_commit
+ *		Commit-path observer at PRE_COMMIT: decide whether this commit is
+ *		timed and snapshot the backend's WAL sync counters.
  */
-static void
-wp_xact_callback(XactEvent event, void *arg)
+void
+wp_commit_timing_pre_commit(const WpCommitContext *ctx)
 {
-	switch (event)
+	pending = WP_PENDING_NONE;
+	if (ctx->has_xid && wp_mode != WP_MODE_OFF &&
+		commit_slots != NULL && MyProc != NULL)
 	{
-		case XACT_EVENT_PRE_COMMIT:
-			{
-				bool		has_xid;
-				bool		durable;
-
-				has_xid = TransactionIdIsValid(GetTopTransactionIdIfAny());
-				durable = has_xid && XactLastRecEnd != 0 &&
-					synchronous_commit > SYNCHRONOUS_COMMIT_OFF;
-
-				pending = WP_PENDING_NONE;
-				if (has_xid && wp_mode != WP_MODE_OFF &&
-					commit_slots != NULL && MyProc != NULL)
-				{
-					pending = durable ? WP_PENDING_DURABLE : WP_PENDING_ASYNC;
+		pending = ctx->durable ? WP_PENDING_DURABLE : WP_PENDING_ASYNC;
 #if WP_HAVE_LEADER_DETECTION
-					pending_syncs = wp_pending_wal_syncs();
-					pending_writes = wp_pending_wal_writes();
+		pending_syncs = wp_pending_wal_syncs();
+		pending_writes = wp_pending_wal_writes();
 #endif
-				}
-				wp_pilot_before_commit(durable);
-				break;
-			}
-
-		case XACT_EVENT_COMMIT:
-			if (pending == WP_PENDING_DURABLE)
-			{
-				/* the end stamp first: nothing else belongs in the window */
-				TimestampTz end = GetCurrentTimestamp();
-				TimestampTz start = GetCurrentTransactionStopTimestamp();
-				uint64		us = (end > start) ? (uint64) (end - start) : 0;
-				bool		led = false;
-
-#if WP_HAVE_LEADER_DETECTION
-				led = (wp_pending_wal_syncs() != pending_syncs) ||
-					(wp_wal_sync_is_open() &&
-					 wp_pending_wal_writes() != pending_writes);
-#endif
-				record_commit(slot_at(wp_my_proc_number()), us, led);
-				pending = WP_PENDING_NONE;
-				wp_pilot_after_commit(end);
-				break;
-			}
-			else if (pending == WP_PENDING_ASYNC)
-				slot_add(&slot_at(wp_my_proc_number())->async, 1);
-			pending = WP_PENDING_NONE;
-			wp_pilot_after_commit(0);
-			break;
-
-		case XACT_EVENT_ABORT:
-			pending = WP_PENDING_NONE;
-			wp_pilot_after_commit(0);
-			break;
-
-		default:
-			break;
 	}
 }
 
 /*
- * wp_commit_timing_register
- *		Install the transaction callback; called once from _PG_init.
+ * wp_commit_timing_commit
+ *		Commit-path observer at COMMIT, called first: take the end stamp,
+ *		record the commit, and give the stamp and the leader flag to the
+ *		observers after it (ctx->end stays 0 for an untimed commit).
  */
 void
-wp_commit_timing_register(void)
+wp_commit_timing_commit(WpCommitContext *ctx)
 {
-	RegisterXactCallback(wp_xact_callback, NULL);
+	if (pending == WP_PENDING_DURABLE)
+	{
+		/* the end stamp first: nothing else belongs in the window */
+		TimestampTz end = GetCurrentTimestamp();
+		TimestampTz start = GetCurrentTransactionStopTimestamp();
+		uint64		us = (end > start) ? (uint64) (end - start) : 0;
+		bool		led = false;
+
+#if WP_HAVE_LEADER_DETECTION
+		led = (wp_pending_wal_syncs() != pending_syncs) ||
+			(wp_wal_sync_is_open() &&
+			 wp_pending_wal_writes() != pending_writes);
+#endif
+		record_commit(slot_at(wp_my_proc_number()), us, led);
+		ctx->start = start;
+		ctx->end = end;
+		ctx->led_flush = led;
+	}
+	else if (pending == WP_PENDING_ASYNC)
+		slot_add(&slot_at(wp_my_proc_number())->async, 1);
+	pending = WP_PENDING_NONE;
+}
+
+/*
+ * wp_commit_timing_abort
+ *		Commit-path observer at ABORT: forget the pending commit.
+ */
+void
+wp_commit_timing_abort(WpCommitContext *ctx)
+{
+	pending = WP_PENDING_NONE;
 }
 
 /*

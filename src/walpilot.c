@@ -228,7 +228,7 @@ _PG_init(void)
 	wp_shmem_install_hooks();
 	wp_checkpoints_install_hooks();
 	wp_worker_register();
-	wp_commit_timing_register();
+	wp_commit_path_register();
 
 	prev_object_access_hook = object_access_hook;
 	object_access_hook = wp_object_access;

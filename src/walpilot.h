@@ -114,7 +114,34 @@ extern uint64 wp_decision_log(const char *setting, const char *old_value,
 extern void wp_decision_set_outcome(uint64 id, const char *outcome);
 extern int	wp_decisions_copy(WpDecision **out);
 
-/*---- pilot_commit_delay.c ----*/
+/*---- commit_path.c: the transaction callback and its observers ----*/
+
+/*
+ * What one top-level commit is, handed to every commit-path observer.
+ * Filled at PRE_COMMIT (has_xid, durable); commit timing adds start, end
+ * and led_flush at COMMIT, before the observers after it run.
+ */
+typedef struct WpCommitContext
+{
+	bool		has_xid;		/* the transaction has a top-level xid */
+	bool		durable;		/* it waits for its commit record's flush */
+	TimestampTz start;			/* the server's stop stamp; 0: untimed */
+	TimestampTz end;			/* commit timing's end stamp; 0: untimed */
+	bool		led_flush;		/* this backend did the WAL sync */
+} WpCommitContext;
+
+extern void wp_commit_path_register(void);
+
+/*---- gather.c: the pilot's backend side ----*/
+extern Size wp_gather_shmem_size(void);
+extern void wp_gather_shmem_init(void);
+extern void wp_gather_pre_commit(const WpCommitContext *ctx);
+extern void wp_gather_end(const WpCommitContext *ctx);
+extern void wp_gather_set_enabled(bool on);
+extern uint32 wp_gather_group(void);
+extern void wp_gather_update_group(double commit_p50_us);
+
+/*---- pilot_commit_delay.c: the pilot's controller ----*/
 extern bool wp_tune_commit_delay;
 extern int	wp_commit_delay_max_us;
 extern int	wp_max_latency_regression_pct;
@@ -122,9 +149,6 @@ extern int	wp_tune_interval_s;
 
 extern Size wp_pilot_shmem_size(void);
 extern void wp_pilot_shmem_init(void);
-extern void wp_pilot_define_gucs(void);
-extern void wp_pilot_before_commit(bool durable);
-extern void wp_pilot_after_commit(TimestampTz end);
 extern void wp_pilot_tick(TimestampTz now);
 extern void wp_pilot_stop(const char *why);
 extern void wp_pilot_worker_start(void);
@@ -210,7 +234,9 @@ typedef struct WpCommitTotals
 
 extern Size wp_commit_timing_shmem_size(void);
 extern void wp_commit_timing_shmem_init(void);
-extern void wp_commit_timing_register(void);
+extern void wp_commit_timing_pre_commit(const WpCommitContext *ctx);
+extern void wp_commit_timing_commit(WpCommitContext *ctx);
+extern void wp_commit_timing_abort(WpCommitContext *ctx);
 extern void wp_commit_timing_reset(void);
 extern void wp_commit_totals(WpCommitTotals *out);
 extern void wp_commit_totals_raw(WpCommitTotals *out);
