@@ -140,6 +140,8 @@ extern void wp_gather_end(const WpCommitContext *ctx);
 extern void wp_gather_set_enabled(bool on);
 extern uint32 wp_gather_group(void);
 extern void wp_gather_update_group(double commit_p50_us);
+extern void wp_gather_wake_backend(int slot, int pid, uint64 arrival_us);
+extern void wp_gather_wakeup_counts(uint64 *sent, uint64 *misdirected);
 
 /*---- pilot_commit_delay.c: the pilot's controller ----*/
 extern bool wp_tune_commit_delay;
