@@ -152,16 +152,6 @@ wp_gather_shmem_init(void)
 	}
 }
 
-/*
- * commit_delay_pinned
- *		Did the DBA set commit_delay for this session (file, role, SET)?
- */
-static bool
-commit_delay_pinned(void)
-{
-	return wp_settings_source(WP_KNOB_COMMIT_DELAY) > PGC_S_DYNAMIC_DEFAULT;
-}
-
 /* The request token for an arrival time: never 0 (0 means none). */
 static inline uint32
 wake_token(uint64 arrival_us)
@@ -454,7 +444,8 @@ wp_gather_pre_commit(const WpCommitContext *ctx)
 	if ((uint32) slot < pg_atomic_read_u32(&gather->min_slot))
 		pg_atomic_write_u32(&gather->min_slot, (uint32) slot);
 	install_wake_handler(slot);
-	if (!pg_atomic_read_u32(&gather->gather_on) || commit_delay_pinned())
+	if (!pg_atomic_read_u32(&gather->gather_on) ||
+		wp_settings_session_owns_pair())
 		return;
 
 	/* gather mode: count this arrival, complete the group, or skip */
