@@ -56,7 +56,7 @@ wp_commit_path_callback(XactEvent event, void *arg)
 		case XACT_EVENT_PRE_COMMIT:
 			classify_commit(&commit_ctx);
 			wp_commit_timing_pre_commit(&commit_ctx);
-			wp_settings_apply_in_backend();
+			(void) wp_settings_apply_in_backend();
 			wp_gather_pre_commit(&commit_ctx);
 			break;
 

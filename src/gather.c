@@ -17,15 +17,27 @@
  * WALWriteLock; in PostgreSQL 15 that is a select(), which a signal cuts
  * short.  The backend whose arrival completes the group signals the
  * earliest-arrived backend still in commit whose wait event is empty --
- * the sleeping leader; followers wait on LWLock:WALWrite.  Regular
- * backends ignore SIGUSR2, so a handler installed there first waits
- * (briefly) until the completing arrival has queued behind the leader,
- * i.e. its commit record is in; other processes get SIGUSR1, whose
- * procsignal handler only sets the latch.  So the leader sleeps only as
- * long as the group needs to arrive, never longer than the cap: the
- * count-bounded wait PostgreSQL lacks.  For a lone committer (G < 2) the
- * delay is dropped to 0 for that commit.  None of this takes a lock,
- * allocates or can throw.
+ * the sleeping leader; followers wait on LWLock:WALWrite.  So the leader
+ * sleeps only as long as the group needs to arrive, never longer than the
+ * cap: the count-bounded wait PostgreSQL lacks.  For a lone committer
+ * (G < 2) the delay is dropped to 0 for that commit.  None of this takes a
+ * lock, allocates or can throw.
+ *
+ * The wake-up is safe against hitting the wrong process by construction.
+ * The sender reads a pid in its scan and signals it a moment later; by
+ * then that backend may have exited (PostgreSQL 15's ProcKill leaves
+ * PGPROC->pid as it was) and the pid been reused by any process.  So the
+ * wake-up is SIGUSR1, whose handler in every PostgreSQL process (the
+ * procsignal handler; the postmaster's and the startup process's too)
+ * only looks at flags and sets a latch: a stray one costs a latch wake.
+ * Before signalling, the sender writes a wake request into the target's
+ * slot: a token of the arrival it saw there.  Regular backends wrap the
+ * SIGUSR1 handler PostgreSQL installed (and nothing else: see
+ * install_wake_handler) with one that acts on a request only when this
+ * backend is the sleeping leader -- in a gathered commit whose arrival
+ * matches the token, holding WALWriteLock, with no wait event -- and
+ * otherwise counts a misdirected wake-up and returns at once; it always
+ * calls PostgreSQL's handler after.
  *
  * The worker (controller) switches gather mode on and off and has this
  * file recompute G every 100 ms from the slots' last-commit stamps.
@@ -42,21 +54,21 @@
 
 #include "miscadmin.h"
 #include "portability/instr_time.h"
+#include "storage/lwlock.h"
 #include "storage/proc.h"
+#include "storage/procsignal.h"
 #include "storage/shmem.h"
 #include "utils/timestamp.h"
 
 #include "walpilot.h"
 
 /*
- * Regular backends ignore SIGUSR2; walpilot uses it to wake a sleeping
- * flush leader, and lets the leader wait in the handler, at most
- * WP_WAKE_SPIN_US, until the arrival that completed the group has written
- * its commit record (it then waits on LWLock:WALWrite).  Without that
- * wait, the woken leader usually flushes before the last arrival has
- * inserted its record, and that one commit misses the group.
+ * The woken leader waits in the handler, at most WP_WAKE_SPIN_US, until
+ * the arrival that completed the group has written its commit record (it
+ * then waits on LWLock:WALWrite).  Without that wait, the woken leader
+ * usually flushes before the last arrival has inserted its record, and
+ * that one commit misses the group.
  */
-#define WP_WAKE_SIGNAL			SIGUSR2
 #define WP_WAKE_SPIN_US			300
 
 /* One per PGPROC, written only by its backend, padded against false sharing. */
@@ -64,10 +76,13 @@ typedef union WpGatherSlot
 {
 	struct
 	{
-		pg_atomic_uint32 wake_handler;	/* backend handles WP_WAKE_SIGNAL */
+		pg_atomic_uint32 wake_wrapped;	/* SIGUSR1 wrapped by walpilot */
+		pg_atomic_uint32 wake_request;	/* arrival token; 0: none */
 		pg_atomic_uint64 arrived_us;	/* 0 when not in a durable commit */
 		pg_atomic_uint64 last_commit_at;	/* TimestampTz: end of its last
 											 * durable commit */
+		pg_atomic_uint64 wakeups_sent;	/* by this backend as the waker */
+		pg_atomic_uint64 wakeups_misdirected;	/* received, not the leader */
 	}			s;
 	char		pad[PG_CACHE_LINE_SIZE];
 } WpGatherSlot;
@@ -89,7 +104,9 @@ static WpGatherSlot *gather_slots = NULL;	/* own cache-aligned region */
 
 /*---- backend-local state ----*/
 static bool commit_in_flight = false;	/* a durable commit, tune mode */
-static bool commit_counted = false;	/* ... counted as a gather arrival */
+static volatile sig_atomic_t commit_counted = false;	/* ... counted as a
+														 * gather arrival */
+static struct sigaction pg_sigusr1;	/* the handler PostgreSQL installed */
 static int	saved_commit_delay = -1;
 
 Size
@@ -125,78 +142,215 @@ wp_gather_shmem_init(void)
 		pg_atomic_init_u64(&gather->group_closed_us, 0);
 		for (i = 0; i < wp_max_procs(); i++)
 		{
-			pg_atomic_init_u32(&gather_slots[i].s.wake_handler, 0);
+			pg_atomic_init_u32(&gather_slots[i].s.wake_wrapped, 0);
+			pg_atomic_init_u32(&gather_slots[i].s.wake_request, 0);
 			pg_atomic_init_u64(&gather_slots[i].s.arrived_us, 0);
 			pg_atomic_init_u64(&gather_slots[i].s.last_commit_at, 0);
+			pg_atomic_init_u64(&gather_slots[i].s.wakeups_sent, 0);
+			pg_atomic_init_u64(&gather_slots[i].s.wakeups_misdirected, 0);
 		}
 	}
 }
 
-/*
- * commit_delay_pinned
- *		Did the DBA set commit_delay for this session (file, role, SET)?
- */
-static bool
-commit_delay_pinned(void)
+/* The request token for an arrival time: never 0 (0 means none). */
+static inline uint32
+wake_token(uint64 arrival_us)
 {
-	return wp_settings_source(WP_KNOB_COMMIT_DELAY) > PGC_S_DYNAMIC_DEFAULT;
+	uint32		t = (uint32) arrival_us;
+
+	return t != 0 ? t : 1;
+}
+
+/* One writer (this backend, here or in its handler): no locked add. */
+static inline void
+own_counter_add(pg_atomic_uint64 *c)
+{
+	pg_atomic_write_u64(c, pg_atomic_read_u64(c) + 1);
 }
 
 /*
- * wake_signal_handler
- *		WP_WAKE_SIGNAL in a backend sleeping in commit_delay: wait, briefly,
- *		until the arrival that completed the group is queued behind us,
- *		then return, which ends the sleep (select() fails with EINTR).
- *		Only async-signal-safe work: shared-memory reads, clock_gettime,
- *		sched_yield.
+ * is_sleeping_leader
+ *		Is this backend the flush leader sleeping in commit_delay, the one a
+ *		request with this token was meant for?  Called in the signal handler.
+ *
+ * Async-signal-safe: every test reads memory only.  commit_counted is a
+ * sig_atomic_t this backend sets around a gathered commit; arrived_us is
+ * our own slot (only we write it).  In XLogFlush the sleep runs holding
+ * WALWriteLock with no wait event reported, and nowhere else in a commit
+ * does a backend hold WALWriteLock without a wait event for long.
+ * LWLockHeldByMe() scans held_lwlocks[0 .. num_held_lwlocks), a
+ * process-local array that only this process writes and that never moves:
+ * reading it from a handler that interrupted LWLockAcquire/Release may
+ * give a stale answer for a lock being taken or let go at that instant,
+ * never a fault (the index is bounded by the count read once per step and
+ * the array is static).  A stale "held" costs at most WP_WAKE_SPIN_US of
+ * waiting in the one backend that is taking or leaving WALWriteLock,
+ * i.e. the leader itself; a stale "not held" just counts a misdirected
+ * wake-up.
+ */
+static bool
+is_sleeping_leader(int slot, uint32 token)
+{
+	if (!commit_counted || MyProc == NULL)
+		return false;
+	if (wake_token(pg_atomic_read_u64(&gather_slots[slot].s.arrived_us)) !=
+		token)
+		return false;
+	if (WP_READ_ONCE_U32(MyProc->wait_event_info) != 0)
+		return false;
+	return LWLockHeldByMe(WALWriteLock);
+}
+
+/*
+ * wait_for_waker
+ *		In the leader's handler: wait, briefly, until the arrival that
+ *		completed the group is queued behind us (it shows a wait event, or
+ *		has finished).  Shared-memory reads, clock_gettime, sched_yield.
  */
 static void
-wake_signal_handler(SIGNAL_ARGS)
+wait_for_waker(void)
 {
-	int			save_errno = errno;
-	uint32		slot = pg_atomic_read_u32(&gather->waker_slot);
+	uint32		waker_slot = pg_atomic_read_u32(&gather->waker_slot);
 	PGPROC	   *waker;
 	instr_time	start,
 				now;
 
-	if (slot < (uint32) wp_max_procs())
+	if (waker_slot >= (uint32) wp_max_procs())
+		return;
+	waker = &ProcGlobal->allProcs[waker_slot];
+	INSTR_TIME_SET_CURRENT(start);
+	for (;;)
 	{
-		waker = &ProcGlobal->allProcs[slot];
-		INSTR_TIME_SET_CURRENT(start);
-		for (;;)
+		if (WP_READ_ONCE_U32(waker->wait_event_info) != 0 ||
+			pg_atomic_read_u64(&gather_slots[waker_slot].s.arrived_us) == 0)
+			break;
+		INSTR_TIME_SET_CURRENT(now);
+		INSTR_TIME_SUBTRACT(now, start);
+		if (INSTR_TIME_GET_MICROSEC(now) > WP_WAKE_SPIN_US)
+			break;
+		sched_yield();
+	}
+}
+
+/*
+ * wake_signal_handler
+ *		SIGUSR1 in a regular backend that wrapped PostgreSQL's handler.
+ *
+ * A pending wake request is taken (and cleared) first.  Only the sleeping
+ * leader acts on it: it waits for the waker and returns, and the return
+ * ends the sleep (select() or nanosleep() fails with EINTR).  Anyone else
+ * counts a misdirected wake-up and returns at once.  PostgreSQL's handler
+ * runs after, in every case, so procsignals are never lost.
+ */
+static void
+wake_signal_handler(int signo, siginfo_t *info, void *context)
+{
+	int			save_errno = errno;
+
+	if (MyProc != NULL && gather_slots != NULL)
+	{
+		int			slot = wp_my_proc_number();
+		uint32		token;
+
+		token = pg_atomic_exchange_u32(&gather_slots[slot].s.wake_request, 0);
+		if (token != 0)
 		{
-			if (WP_READ_ONCE_U32(waker->wait_event_info) != 0 ||
-				pg_atomic_read_u64(&gather_slots[slot].s.arrived_us) == 0)
-				break;
-			INSTR_TIME_SET_CURRENT(now);
-			INSTR_TIME_SUBTRACT(now, start);
-			if (INSTR_TIME_GET_MICROSEC(now) > WP_WAKE_SPIN_US)
-				break;
-			sched_yield();
+			if (is_sleeping_leader(slot, token))
+				wait_for_waker();
+			else
+				own_counter_add(&gather_slots[slot].s.wakeups_misdirected);
 		}
 	}
+
+	if (pg_sigusr1.sa_flags & SA_SIGINFO)
+		pg_sigusr1.sa_sigaction(signo, info, context);
+	else
+		pg_sigusr1.sa_handler(signo);
 	errno = save_errno;
 }
 
 /*
+ * sigusr1_is_postgres
+ *		Is this SIGUSR1 disposition the one PostgreSQL set in a regular
+ *		backend?  Through PostgreSQL 16 pqsignal installs the handler
+ *		itself; from 17 on every handler pqsignal sets runs behind one
+ *		wrapper, so the test is that SIGUSR1 carries the same wrapper as
+ *		SIGINT (the cancel handler).
+ */
+static bool
+sigusr1_is_postgres(const struct sigaction *cur)
+{
+#if PG_VERSION_NUM >= 170000
+	struct sigaction intr;
+
+	if (sigaction(SIGINT, NULL, &intr) != 0)
+		return false;
+	if ((cur->sa_flags & SA_SIGINFO) != (intr.sa_flags & SA_SIGINFO))
+		return false;
+	if (cur->sa_flags & SA_SIGINFO)
+		return cur->sa_sigaction == intr.sa_sigaction;
+	return cur->sa_handler == intr.sa_handler &&
+		cur->sa_handler != SIG_DFL && cur->sa_handler != SIG_IGN;
+#else
+	return !(cur->sa_flags & SA_SIGINFO) &&
+		cur->sa_handler == procsignal_sigusr1_handler;
+#endif
+}
+
+/*
  * install_wake_handler
- *		Once per regular backend: take over the (ignored) wake signal.
+ *		Once per process: in a regular backend whose SIGUSR1 handler is
+ *		still PostgreSQL's, wrap it.  Anything else (another extension's
+ *		handler, a background worker) is left alone: a wake-up there is
+ *		PostgreSQL's plain SIGUSR1, which still ends the sleep.
  */
 static void
 install_wake_handler(int slot)
 {
-	static bool installed = false;
+	static bool tried = false;
+	struct sigaction cur;
+	struct sigaction act;
 
-	if (installed)
+	if (tried)
 		return;
-	installed = true;
+	tried = true;
+	/* a new owner of the slot: nothing a previous one left applies */
+	pg_atomic_write_u32(&gather_slots[slot].s.wake_request, 0);
+	pg_atomic_write_u32(&gather_slots[slot].s.wake_wrapped, 0);
 	if (MyBackendType != B_BACKEND)
-	{
-		pg_atomic_write_u32(&gather_slots[slot].s.wake_handler, 0);
 		return;
-	}
-	pqsignal(WP_WAKE_SIGNAL, wake_signal_handler);
-	pg_atomic_write_u32(&gather_slots[slot].s.wake_handler, 1);
+	if (sigaction(SIGUSR1, NULL, &cur) != 0 || !sigusr1_is_postgres(&cur))
+		return;
+
+	pg_sigusr1 = cur;
+	memset(&act, 0, sizeof(act));
+	act.sa_sigaction = wake_signal_handler;
+	act.sa_mask = cur.sa_mask;
+	act.sa_flags = cur.sa_flags | SA_SIGINFO;
+	if (sigaction(SIGUSR1, &act, NULL) != 0)
+		return;
+	pg_atomic_write_u32(&gather_slots[slot].s.wake_wrapped, 1);
+}
+
+/*
+ * wp_gather_wake_backend
+ *		Deliver a wake-up to the backend in PGPROC slot "slot", believed to
+ *		run as "pid", whose arrival the sender saw as arrival_us: the
+ *		request first, then the signal.  Whatever process "pid" really is
+ *		by now, SIGUSR1 only costs it a latch wake; a backend in that slot
+ *		that is not the sleeping leader counts it and returns.
+ */
+void
+wp_gather_wake_backend(int slot, int pid, uint64 arrival_us)
+{
+	if (gather_slots == NULL || slot < 0 || slot >= wp_max_procs() ||
+		pid <= 0)
+		return;
+	pg_atomic_write_u32(&gather_slots[slot].s.wake_request,
+						wake_token(arrival_us));
+	if (MyProc != NULL)
+		own_counter_add(&gather_slots[wp_my_proc_number()].s.wakeups_sent);
+	(void) kill(pid, SIGUSR1);
 }
 
 /*
@@ -253,13 +407,12 @@ wake_leader(int my_slot, uint64 my_arrival, uint32 group)
 										my_arrival))
 		return;					/* another arrival closed it */
 
-	if (pg_atomic_read_u32(&gather_slots[best_slot].s.wake_handler))
-	{
-		pg_atomic_write_u32(&gather->waker_slot, (uint32) my_slot);
-		kill(best_pid, WP_WAKE_SIGNAL);
-	}
-	else
-		kill(best_pid, SIGUSR1);	/* any signal ends the sleep */
+	/* still the same commit in that slot? (narrows, cannot close, the race) */
+	if (pg_atomic_read_u64(&gather_slots[best_slot].s.arrived_us) !=
+		best_arrival)
+		return;
+	pg_atomic_write_u32(&gather->waker_slot, (uint32) my_slot);
+	wp_gather_wake_backend(best_slot, best_pid, best_arrival);
 }
 
 /*
@@ -290,11 +443,12 @@ wp_gather_pre_commit(const WpCommitContext *ctx)
 		pg_atomic_write_u32(&gather->max_slot, (uint32) slot + 1);
 	if ((uint32) slot < pg_atomic_read_u32(&gather->min_slot))
 		pg_atomic_write_u32(&gather->min_slot, (uint32) slot);
-	if (!pg_atomic_read_u32(&gather->gather_on) || commit_delay_pinned())
+	install_wake_handler(slot);
+	if (!pg_atomic_read_u32(&gather->gather_on) ||
+		wp_settings_session_owns_pair())
 		return;
 
 	/* gather mode: count this arrival, complete the group, or skip */
-	install_wake_handler(slot);
 	INSTR_TIME_SET_CURRENT(arrival);
 	now = INSTR_TIME_GET_MICROSEC(arrival);
 	commit_counted = true;
@@ -406,4 +560,27 @@ wp_gather_update_group(double commit_p50_us)
 	/* a backend that died mid-commit must not leave the counter high */
 	if (pg_atomic_read_u32(&gather->in_commit) > in_commit_slots + (uint32) n)
 		pg_atomic_write_u32(&gather->in_commit, in_commit_slots);
+}
+
+/*
+ * wp_gather_wakeup_counts
+ *		Wake-ups sent by gathering backends, and wake-ups a backend received
+ *		while it was not the sleeping leader (since the server started).
+ *		Any process; no lock.
+ */
+void
+wp_gather_wakeup_counts(uint64 *sent, uint64 *misdirected)
+{
+	int			i;
+
+	*sent = 0;
+	*misdirected = 0;
+	if (gather_slots == NULL)
+		return;
+	for (i = 0; i < wp_max_procs(); i++)
+	{
+		*sent += pg_atomic_read_u64(&gather_slots[i].s.wakeups_sent);
+		*misdirected +=
+			pg_atomic_read_u64(&gather_slots[i].s.wakeups_misdirected);
+	}
 }

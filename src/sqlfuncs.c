@@ -166,38 +166,27 @@ Datum
 walpilot_settings_data(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	bool		managed;
-	int32		targets[WP_NUM_KNOBS];
 	int			k;
 
 	wp_require_shared_state();
 	wp_init_materialized_srf(fcinfo);
 
-	/* show this session as it will be at its next commit */
-	wp_settings_apply_in_backend();
-	if (!wp_settings_target(&managed, targets, NULL))
-		managed = false;
-
+	/* this session as its next commit runs (a reader applies nothing) */
 	for (k = 0; k < WP_NUM_KNOBS; k++)
 	{
 		Datum		values[5];
 		bool		nulls[5];
 		GucSource	source = wp_settings_source(k);
-		bool		pinned;
-		int			configured = wp_settings_configured(k, &pinned);
+		int			configured = wp_settings_configured(k, NULL);
+		int			effective;
 		const char *owner;
 
 		memset(nulls, 0, sizeof(nulls));
-		if (source > PGC_S_DYNAMIC_DEFAULT)
-			owner = "dba";
-		else if (managed && source == PGC_S_DYNAMIC_DEFAULT)
-			owner = "walpilot";
-		else
-			owner = "default";
+		wp_settings_session_view(k, &effective, &owner);
 
 		values[0] = CStringGetTextDatum(wp_settings_knob_name(k));
 		values[1] = CStringGetTextDatum(psprintf("%d", configured));
-		values[2] = CStringGetTextDatum(psprintf("%d", wp_settings_current(k)));
+		values[2] = CStringGetTextDatum(psprintf("%d", effective));
 		values[3] = CStringGetTextDatum(GucSource_Names[source]);
 		values[4] = CStringGetTextDatum(owner);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);

@@ -104,7 +104,11 @@ extern GucSource wp_settings_source(WpKnob knob);
 extern void wp_settings_publish(bool managed, const int32 *targets);
 extern bool wp_settings_target(bool *managed, int32 *targets,
 							   uint32 *generation);
-extern void wp_settings_apply_in_backend(void);
+extern bool wp_settings_apply_in_backend(void);
+extern bool wp_settings_session_owns_pair(void);
+extern void wp_settings_session_view(WpKnob knob, int *effective,
+									 const char **owner);
+extern const char *wp_settings_pinned_by(void);
 extern void wp_settings_note_configured(void);
 extern bool wp_settings_delay_managed(void);
 extern int	wp_settings_configured(WpKnob knob, bool *pinned);
@@ -140,6 +144,8 @@ extern void wp_gather_end(const WpCommitContext *ctx);
 extern void wp_gather_set_enabled(bool on);
 extern uint32 wp_gather_group(void);
 extern void wp_gather_update_group(double commit_p50_us);
+extern void wp_gather_wake_backend(int slot, int pid, uint64 arrival_us);
+extern void wp_gather_wakeup_counts(uint64 *sent, uint64 *misdirected);
 
 /*---- pilot_commit_delay.c: the pilot's controller ----*/
 extern bool wp_tune_commit_delay;
