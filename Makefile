@@ -9,6 +9,7 @@ OBJS = \
 	src/shmem.o \
 	src/worker.o \
 	src/sqlfuncs.o \
+	src/pilot.o \
 	src/pilot_commit_delay.o \
 	src/gather.o \
 	src/commit_path.o \

@@ -942,15 +942,22 @@ bool
 wp_probe_confirm_flush_us(double *p50_us)
 {
 	WpProbeRow	row;
+	TimestampTz before,
+				after;
 
 	*p50_us = 0;
 	if (wp_storage == NULL || !enableFsync)
 		return false;
+	LWLockAcquire(wp_shared->lock, LW_SHARED);
+	before = wp_storage->periodic_at;
+	LWLockRelease(wp_shared->lock);
 	periodic_probe();
 	LWLockAcquire(wp_shared->lock, LW_SHARED);
 	row = wp_storage->periodic_row;
+	after = wp_storage->periodic_at;
 	LWLockRelease(wp_shared->lock);
-	if (!row.measured || row.ops == 0)
+	/* skipped (a manual probe runs): an older row confirms nothing */
+	if (after == before || !row.measured || row.ops == 0)
 		return false;
 	*p50_us = row.p50_us;
 	return true;
@@ -1225,8 +1232,9 @@ wp_probe_worker_tick(TimestampTz now)
 	{
 		if (next_periodic_at == 0)
 			next_periodic_at = now + (TimestampTz) wp_probe_interval_s * USECS_PER_SEC;
-		else if (now >= next_periodic_at)
+		else if (now >= next_periodic_at && !wp_pilot_trial_running())
 		{
+			/* never during a pilot's trial: it would stall and load a window */
 			periodic_probe();
 			next_periodic_at = now + (TimestampTz) wp_probe_interval_s * USECS_PER_SEC;
 		}

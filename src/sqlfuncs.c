@@ -15,8 +15,10 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "commands/dbcommands.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/guc_tables.h"
 #include "utils/jsonb.h"
@@ -27,7 +29,9 @@
 PG_FUNCTION_INFO_V1(walpilot_status_data);
 PG_FUNCTION_INFO_V1(walpilot_reset);
 
-#define WP_STATUS_COLS	14
+/* the 0.1 declaration has the first 14 columns; 0.2 adds pilot_reason */
+#define WP_STATUS_COLS_0_1	14
+#define WP_STATUS_COLS	15
 
 /*
  * walpilot_status_data
@@ -46,13 +50,15 @@ walpilot_status_data(PG_FUNCTION_ARGS)
 	char		pilot_state[64];
 	char		pilot_current[64];
 	char		pilot_candidate[64];
+	char		pilot_reason[256];
 	int			i = 0;
 
 	wp_require_shared_state();
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
-	if (tupdesc->natts != WP_STATUS_COLS)
+	if (tupdesc->natts != WP_STATUS_COLS &&
+		tupdesc->natts != WP_STATUS_COLS_0_1)
 		elog(ERROR, "walpilot_status_data: expected %d columns, got %d",
 			 WP_STATUS_COLS, tupdesc->natts);
 
@@ -97,6 +103,11 @@ walpilot_status_data(PG_FUNCTION_ARGS)
 	values[i++] = CStringGetTextDatum(pilot_current);
 	if (pilot_candidate[0] != '\0')
 		values[i++] = CStringGetTextDatum(pilot_candidate);
+	else
+		nulls[i++] = true;
+	wp_pilot_reason(0, pilot_reason, sizeof(pilot_reason));
+	if (pilot_reason[0] != '\0')
+		values[i++] = CStringGetTextDatum(pilot_reason);
 	else
 		nulls[i++] = true;
 	Assert(i == WP_STATUS_COLS);
@@ -202,7 +213,15 @@ walpilot_settings_data(PG_FUNCTION_ARGS)
 Datum
 walpilot_revert(PG_FUNCTION_ARGS)
 {
+	char		by[128];
+	char	   *user;
+	char	   *db;
+
 	wp_require_shared_state();
-	wp_pilot_request_revert();
+	user = GetUserNameFromId(GetUserId(), true);
+	db = get_database_name(MyDatabaseId);
+	snprintf(by, sizeof(by), "walpilot.revert() by %s in database %s",
+			 user ? user : "?", db ? db : "?");
+	wp_pilot_request_hold_off(by, 0);
 	PG_RETURN_VOID();
 }

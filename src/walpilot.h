@@ -161,6 +161,11 @@ extern void wp_pilot_worker_start(void);
 extern void wp_pilot_request_revert(void);
 extern void wp_pilot_describe(char *st, char *cur, char *cand, size_t len);
 
+/*---- pilot.c: the generic pilot controller (pilot.h has its table) ----*/
+extern bool wp_pilot_trial_running(void);
+extern void wp_pilot_request_hold_off(const char *by, TimestampTz until);
+extern void wp_pilot_reason(int pilot, char *buf, size_t len);
+
 /*---- probe.c: storage probe, sleep probe and flush-latency estimate ----*/
 extern int	wp_probe_interval_s;
 
