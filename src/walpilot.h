@@ -109,6 +109,9 @@ extern bool wp_settings_session_owns_pair(void);
 extern void wp_settings_session_view(WpKnob knob, int *effective,
 									 const char **owner);
 extern const char *wp_settings_pinned_by(void);
+extern void wp_settings_extension_dropped(const char *database);
+extern bool wp_settings_last_drop(TimestampTz *at, char *database,
+								  size_t len);
 extern void wp_settings_note_configured(void);
 extern bool wp_settings_delay_managed(void);
 extern int	wp_settings_configured(WpKnob knob, bool *pinned);
@@ -135,6 +138,7 @@ typedef struct WpCommitContext
 } WpCommitContext;
 
 extern void wp_commit_path_register(void);
+extern void wp_commit_path_note_extension_drop(void);
 
 /*---- gather.c: the pilot's backend side ----*/
 extern Size wp_gather_shmem_size(void);
