@@ -19,6 +19,14 @@
  * transaction ran (noted by the object-access hook, forgotten when its
  * transaction or subtransaction aborts) takes effect.
  *
+ * "Durable" is RecordTransactionCommit's test: an xid and WAL written with
+ * synchronous_commit above off, or relations dropped (their files go only
+ * once the commit record is flushed).  Transactions whose commit record is
+ * flushed only because the command forced it (forceSyncCommit) are found
+ * at COMMIT by commit timing.  Two-phase commit is not seen: PREPARE
+ * TRANSACTION and COMMIT PREPARED flush inside the statement, not in the
+ * commit of the transaction that runs it.
+ *
  * Observers are peers: none calls another, and each reads only the
  * context.  Parallel workers get the PARALLEL_* events and are ignored.
  * Nothing here takes a lock, allocates or can raise an error.
@@ -33,11 +41,18 @@
 #include "access/transam.h"
 #include "access/xact.h"
 #include "access/xlog.h"
+#include "catalog/storage.h"
 
 #include "miscadmin.h"
 #include "commands/dbcommands.h"
 
 #include "walpilot.h"
+
+#if PG_VERSION_NUM >= 160000
+typedef RelFileLocator WpRelFile;
+#else
+typedef RelFileNode WpRelFile;
+#endif
 
 /* The current top-level transaction's context, PRE_COMMIT to COMMIT. */
 static WpCommitContext commit_ctx;
@@ -88,8 +103,27 @@ classify_commit(WpCommitContext *ctx)
 {
 	memset(ctx, 0, sizeof(WpCommitContext));
 	ctx->has_xid = TransactionIdIsValid(GetTopTransactionIdIfAny());
-	ctx->durable = ctx->has_xid && XactLastRecEnd != 0 &&
+	if (!ctx->has_xid)
+		return;
+	/* RecordTransactionCommit's test for waiting on the flush */
+	ctx->durable = XactLastRecEnd != 0 &&
 		synchronous_commit > SYNCHRONOUS_COMMIT_OFF;
+	if (!ctx->durable)
+	{
+		/* dropped relations flush whatever synchronous_commit says */
+		WpRelFile  *rels = NULL;
+
+		if (smgrGetPendingDeletes(true, &rels) > 0)
+			ctx->durable = true;
+		if (rels)
+			pfree(rels);
+	}
+
+	/*
+	 * forceSyncCommit (CREATE/DROP DATABASE, tablespaces) is private to
+	 * xact.c; commit timing counts such a commit as durable at COMMIT when
+	 * this backend did the flush.
+	 */
 }
 
 static void
