@@ -58,8 +58,6 @@ int			wp_commit_delay_max_us = 10000;
 
 /* the window now open */
 static TimestampTz window_start = 0;
-static uint64 prev_commits = 0;
-static uint64 prev_hist[WP_HIST_BUCKETS];
 static TimestampTz last_group_update = 0;
 static double last_p50_us = 0;
 
@@ -238,14 +236,12 @@ cd_confirm(char *why, size_t len, bool *measured)
 static void
 cd_restart_window(TimestampTz now)
 {
-	WpCommitTotals *t = palloc(sizeof(WpCommitTotals));
+	WpCommitSecond *cs = palloc(sizeof(WpCommitSecond));
 
-	/* raw totals: walpilot.reset() does not disturb the pilot's windows */
-	wp_commit_totals_raw(t);
-	prev_commits = t->durable;
-	memcpy(prev_hist, t->hist, sizeof(prev_hist));
+	/* commit timing's delta reader: walpilot.reset() does not disturb it */
+	wp_commit_take(WP_COMMIT_READER_PILOT, cs);
 	window_start = now;
-	pfree(t);
+	pfree(cs);
 }
 
 /*
@@ -255,8 +251,7 @@ cd_restart_window(TimestampTz now)
 static bool
 cd_window(TimestampTz now, WpPilotWindow *w)
 {
-	WpCommitTotals *t;
-	int			i;
+	WpCommitSecond *cs;
 
 	if (window_start == 0 || now < window_start)
 	{
@@ -266,20 +261,17 @@ cd_window(TimestampTz now, WpPilotWindow *w)
 	if (now - window_start < USECS_PER_SEC)
 		return false;
 
-	t = palloc(sizeof(WpCommitTotals));
-	wp_commit_totals_raw(t);
-	w->count = (double) (t->durable - prev_commits);
+	cs = palloc(sizeof(WpCommitSecond));
+	wp_commit_take(WP_COMMIT_READER_PILOT, cs);
+	w->count = (double) cs->durable;
 	w->length = (double) (now - window_start) / USECS_PER_SEC;
 	w->metric = w->count / w->length;
 	w->has_hist = true;
-	for (i = 0; i < WP_HIST_BUCKETS; i++)
-		w->hist[i] = t->hist[i] - prev_hist[i];
+	memcpy(w->hist, cs->hist, sizeof(w->hist));
 	w->p50_us = wp_hist_quantile(w->hist, 0.5);
 	last_p50_us = w->p50_us;
-	prev_commits = t->durable;
-	memcpy(prev_hist, t->hist, sizeof(prev_hist));
 	window_start = now;
-	pfree(t);
+	pfree(cs);
 	return true;
 }
 

@@ -29,9 +29,8 @@
  * walpilot.probe() still works when called.
  *
  * The flush-latency estimate (one WAL flush, in microseconds) is kept by
- * the worker from the best source available: the commit timing of flush
- * leaders (commit-timing instrument), pg_stat_wal sync time per sync when
- * track_wal_io_timing is on, the share of wait-event samples in IO:WALSync
+ * the worker from the best source available: pg_stat_wal sync time per
+ * sync when track_wal_io_timing is on, the share of wait-event samples in IO:WALSync
  * per flush, and finally the last probe of the configured method.
  *
  * Shared state: the region "walpilot storage".  probe_owner is atomic; the
@@ -1074,19 +1073,8 @@ update_estimate(TimestampTz now)
 	PgStat_WalStats cur;
 	bool		open_method = (sync_method == SYNC_METHOD_OPEN ||
 							   sync_method == SYNC_METHOD_OPEN_DSYNC);
-	double		leader_us;
-	uint64		leader_flushes;
 	int64		dflush;
 	char		note[WP_NOTE_LEN];
-
-	/* 1. The commit timing of flush leaders: the flush as commits see it. */
-	if (wp_commit_flush_leader_us(&leader_us, &leader_flushes) &&
-		leader_flushes > 0)
-	{
-		publish_estimate(leader_us, leader_flushes, "commit_timing",
-						 "p50 of the flush leaders' flush time", now);
-		return;
-	}
 
 	ws = pgstat_fetch_stat_wal();
 	cur = *ws;
@@ -1116,7 +1104,7 @@ update_estimate(TimestampTz now)
 
 		if (track_wal_io_timing && dtime > 0)
 		{
-			/* 2. pg_stat_wal's own timing (µs in the struct) */
+			/* 1. pg_stat_wal's own timing (µs in the struct) */
 			snprintf(note, WP_NOTE_LEN,
 					 "mean %s time per %s over %ld s (track_wal_io_timing)",
 					 open_method ? "write" : "sync",
@@ -1127,7 +1115,7 @@ update_estimate(TimestampTz now)
 		}
 		else if (window_walsync_samples > 0)
 		{
-			/* 3. sampled time in IO:WALSync per flush */
+			/* 2. sampled time in IO:WALSync per flush */
 			snprintf(note, WP_NOTE_LEN,
 					 "%llu samples in IO:%s per %lld flushes over %ld s",
 					 (unsigned long long) window_walsync_samples,

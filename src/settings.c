@@ -50,6 +50,10 @@ typedef struct WpSettingsShared
 	int32		configured[WP_NUM_KNOBS];
 	bool		configured_pinned[WP_NUM_KNOBS];	/* set in a config file */
 
+	/* the last committed DROP EXTENSION walpilot; protected by lock */
+	TimestampTz drop_at;		/* 0: none since the server started */
+	char		drop_database[NAMEDATALEN];
+
 	/* decision log ring; protected by lock */
 	uint64		decisions_total;
 	WpDecision	decisions[WP_DECISIONS];
@@ -514,4 +518,56 @@ wp_settings_delay_managed(void)
 
 	return wp_settings_target(&managed, targets, NULL) && managed &&
 		targets[WP_KNOB_COMMIT_DELAY] > 0;
+}
+
+/*
+ * wp_settings_extension_dropped
+ *		A DROP EXTENSION walpilot committed in "database" (commit path, at
+ *		XACT_EVENT_COMMIT: no catalog access, no error).
+ *
+ * What a DROP means while walpilot stays preloaded: the DBA took walpilot
+ * out of one database, so it stops changing settings for a while -- as
+ * walpilot.revert() does, cluster-wide, because commit_delay is one
+ * setting for the whole cluster whatever database a session is in.  The
+ * configured values go back at once, the pilot holds off for
+ * walpilot.tune_interval, and the drop (database, time) stays on record
+ * for the status.  To stop tuning for good, set walpilot.mode.
+ */
+void
+wp_settings_extension_dropped(const char *database)
+{
+	if (settings == NULL)
+		return;
+	LWLockAcquire(wp_shared->lock, LW_EXCLUSIVE);
+	settings->drop_at = GetCurrentTimestamp();
+	strlcpy(settings->drop_database, database,
+			sizeof(settings->drop_database));
+	LWLockRelease(wp_shared->lock);
+	{
+		char		by[128];
+
+		snprintf(by, sizeof(by), "DROP EXTENSION walpilot in database %s",
+				 database);
+		wp_pilot_request_hold_off(by, 0);
+	}
+}
+
+/*
+ * wp_settings_last_drop
+ *		The last committed DROP EXTENSION walpilot since the server started:
+ *		when and in which database.  False when there was none.
+ */
+bool
+wp_settings_last_drop(TimestampTz *at, char *database, size_t len)
+{
+	bool		found;
+
+	LWLockAcquire(wp_shared->lock, LW_SHARED);
+	found = settings->drop_at != 0;
+	if (at)
+		*at = settings->drop_at;
+	if (database && len > 0)
+		strlcpy(database, found ? settings->drop_database : "", len);
+	LWLockRelease(wp_shared->lock);
+	return found;
 }

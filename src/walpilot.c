@@ -195,7 +195,8 @@ static object_access_hook_type prev_object_access_hook = NULL;
 
 /*
  * wp_object_access
- *		DROP EXTENSION walpilot puts every setting walpilot manages back.
+ *		DROP EXTENSION walpilot puts every setting walpilot manages back
+ *		when its transaction commits (commit_path.c).
  */
 static void
 wp_object_access(ObjectAccessType access, Oid classId, Oid objectId,
@@ -206,7 +207,7 @@ wp_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 
 	if (access == OAT_DROP && classId == ExtensionRelationId &&
 		objectId == get_extension_oid("walpilot", true))
-		wp_pilot_request_revert();
+		wp_commit_path_note_extension_drop();	/* acts at commit */
 }
 
 /*

@@ -109,6 +109,9 @@ extern bool wp_settings_session_owns_pair(void);
 extern void wp_settings_session_view(WpKnob knob, int *effective,
 									 const char **owner);
 extern const char *wp_settings_pinned_by(void);
+extern void wp_settings_extension_dropped(const char *database);
+extern bool wp_settings_last_drop(TimestampTz *at, char *database,
+								  size_t len);
 extern void wp_settings_note_configured(void);
 extern bool wp_settings_delay_managed(void);
 extern int	wp_settings_configured(WpKnob knob, bool *pinned);
@@ -135,6 +138,7 @@ typedef struct WpCommitContext
 } WpCommitContext;
 
 extern void wp_commit_path_register(void);
+extern void wp_commit_path_note_extension_drop(void);
 
 /*---- gather.c: the pilot's backend side ----*/
 extern Size wp_gather_shmem_size(void);
@@ -188,8 +192,8 @@ extern void wp_checkpoints_worker_tick(TimestampTz now);
  * Per-second commit data, owned by the commit-timing/timeline instrument.
  *
  * The checkpoint records (commits and commit latency during a checkpoint,
- * stall seconds) and the "flush leader" flush-latency estimate read the
- * per-second timeline only through these two functions.  Each returns
+ * stall seconds) read the per-second timeline only through these two
+ * functions.  Each returns
  * false (or -1) when the data is unknown: not collected, not yet
  * complete, or already rotated out of the history; the caller then shows
  * NULL.  Both may be called from the worker only, outside any lock of
@@ -202,10 +206,6 @@ extern void wp_checkpoints_worker_tick(TimestampTz now);
  * seconds from "from" (rounded down) up to "to" (exclusive), one count per
  * second into counts[0 .. max_seconds); returns the number of seconds
  * filled, or -1 when unknown.
- *
- * wp_commit_flush_leader_us: the current estimate of one WAL flush as the
- * flush leaders' commits see it (p50, microseconds) and how many flushes
- * it rests on.
  */
 typedef struct WpCommitWindow
 {
@@ -218,7 +218,6 @@ extern bool wp_commit_window(TimestampTz from, TimestampTz to,
 							 WpCommitWindow *out);
 extern int	wp_commit_seconds_between(TimestampTz from, TimestampTz to,
 									  uint64 *counts, int max_seconds);
-extern bool wp_commit_flush_leader_us(double *p50_us, uint64 *flushes);
 
 /*---- commit_timing.c ----*/
 
@@ -259,7 +258,7 @@ extern int64 wp_hist_upper_us(int bucket);
 extern double wp_hist_percentile(const uint64 *hist, uint64 total,
 								 double fraction, uint64 max_us);
 
-/* Worker side: per-second harvest of the per-backend slots. */
+/* Worker side: deltas of the per-backend slots. */
 typedef struct WpCommitSecond
 {
 	uint64		durable;
@@ -269,7 +268,15 @@ typedef struct WpCommitSecond
 	uint64		hist[WP_HIST_BUCKETS];
 } WpCommitSecond;
 
-extern void wp_commit_harvest(WpCommitSecond *out);
+/* The readers of the commit slots' deltas (all in the worker). */
+typedef enum WpCommitReader
+{
+	WP_COMMIT_READER_TIMELINE,
+	WP_COMMIT_READER_PILOT,
+	WP_COMMIT_NUM_READERS
+} WpCommitReader;
+
+extern void wp_commit_take(WpCommitReader reader, WpCommitSecond *out);
 
 /*---- sampler.c / timeline.c ----*/
 
