@@ -31,7 +31,6 @@ PG_MODULE_MAGIC;
 
 /*---- GUC variables ----*/
 int			wp_mode = WP_MODE_OBSERVE;
-char	   *wp_database = NULL;
 int			wp_sample_interval_ms = 10;
 int			wp_history_size_s = 3600;
 
@@ -57,27 +56,6 @@ wp_mode_name(int mode)
 			return e->name;
 	}
 	return "unknown";
-}
-
-/*
- * check_database
- *		walpilot.database must name something that can be a database.
- */
-static bool
-check_database(char **newval, void **extra, GucSource source)
-{
-	if (*newval == NULL || (*newval)[0] == '\0')
-	{
-		GUC_check_errdetail("The database name must not be empty.");
-		return false;
-	}
-	if (strlen(*newval) >= NAMEDATALEN)
-	{
-		GUC_check_errdetail("The database name must be shorter than %d bytes.",
-							NAMEDATALEN);
-		return false;
-	}
-	return true;
 }
 
 /*
@@ -110,15 +88,6 @@ define_gucs(void)
 							 PGC_SIGHUP,
 							 0,
 							 NULL, NULL, NULL);
-
-	DefineCustomStringVariable("walpilot.database",
-							   gettext_noop("Database the walpilot worker connects to when it needs one."),
-							   NULL,
-							   &wp_database,
-							   "postgres",
-							   PGC_POSTMASTER,
-							   0,
-							   check_database, NULL, NULL);
 
 	DefineCustomIntVariable("walpilot.sample_interval",
 							gettext_noop("Time between two wait-event samples of every process."),

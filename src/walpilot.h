@@ -59,7 +59,6 @@ typedef struct WpSharedState
 
 /*---- walpilot.c: GUC variables ----*/
 extern int	wp_mode;
-extern char *wp_database;
 extern int	wp_sample_interval_ms;
 extern int	wp_history_size_s;
 
