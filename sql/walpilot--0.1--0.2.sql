@@ -9,7 +9,8 @@
 -- dropped and created again (CREATE OR REPLACE VIEW can only append).
 
 --
--- status: pilot_reason (why the pilot is idle or holding)
+-- status: pilot_reason (why the pilot is idle or holding) and the gather
+-- wake-up counters
 --
 DROP VIEW walpilot.status;
 DROP FUNCTION walpilot.status_data();
@@ -29,7 +30,9 @@ CREATE FUNCTION walpilot.status_data(
     OUT pilot_state text,
     OUT pilot_setting text,
     OUT pilot_candidate text,
-    OUT pilot_reason text)
+    OUT pilot_reason text,
+    OUT gather_wakeups bigint,
+    OUT gather_wakeups_misdirected bigint)
 RETURNS record
 AS 'MODULE_PATHNAME', 'walpilot_status_data'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE;

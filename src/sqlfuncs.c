@@ -29,9 +29,12 @@
 PG_FUNCTION_INFO_V1(walpilot_status_data);
 PG_FUNCTION_INFO_V1(walpilot_reset);
 
-/* the 0.1 declaration has the first 14 columns; 0.2 adds pilot_reason */
+/*
+ * The 0.1 declaration has the first 14 columns; 0.2 adds pilot_reason and
+ * the gather wake-up counters.
+ */
 #define WP_STATUS_COLS_0_1	14
-#define WP_STATUS_COLS	15
+#define WP_STATUS_COLS	17
 
 /*
  * walpilot_status_data
@@ -110,6 +113,14 @@ walpilot_status_data(PG_FUNCTION_ARGS)
 		values[i++] = CStringGetTextDatum(pilot_reason);
 	else
 		nulls[i++] = true;
+	{
+		uint64		sent,
+					misdirected;
+
+		wp_gather_wakeup_counts(&sent, &misdirected);
+		values[i++] = Int64GetDatum((int64) sent);
+		values[i++] = Int64GetDatum((int64) misdirected);
+	}
 	Assert(i == WP_STATUS_COLS);
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
