@@ -667,7 +667,7 @@ finish_trial(WpPilotRun *r, TimestampTz now)
  *		configured value back when it had something else in force.
  */
 static bool
-not_tuning(WpPilotRun *r, TimestampTz now)
+not_tuning(WpPilotRun *r)
 {
 	char		why[WP_PILOT_REASON];
 
@@ -708,7 +708,6 @@ not_tuning(WpPilotRun *r, TimestampTz now)
 	r->state = WP_PS_IDLE;
 	r->current = r->configured;
 	strlcpy(r->reason, why, sizeof(r->reason));
-	(void) now;
 	return true;
 }
 
@@ -724,6 +723,15 @@ pilot_window(WpPilotRun *r, const WpPilotWindow *w, TimestampTz now)
 	switch (r->state)
 	{
 		case WP_PS_IDLE:
+			if (hold_end(r) > now)
+			{
+				r->engage_streak = 0;
+				format_time(hold_end(r), t, sizeof(t));
+				snprintf(r->reason, sizeof(r->reason), "held off until %s: %s",
+						 t, r->hold_why);
+				break;
+			}
+			r->hold_from = 0;
 			if (!load.suits)
 			{
 				r->engage_streak = 0;
@@ -731,14 +739,6 @@ pilot_window(WpPilotRun *r, const WpPilotWindow *w, TimestampTz now)
 						 load.numbers);
 				break;
 			}
-			if (hold_end(r) > now)
-			{
-				format_time(hold_end(r), t, sizeof(t));
-				snprintf(r->reason, sizeof(r->reason), "held off until %s: %s",
-						 t, r->hold_why);
-				break;
-			}
-			r->hold_from = 0;
 			if (++r->engage_streak < WP_ENGAGE_WINDOWS)
 			{
 				snprintf(r->reason, sizeof(r->reason), "flush-bound for %d s: %s",
@@ -749,6 +749,7 @@ pilot_window(WpPilotRun *r, const WpPilotWindow *w, TimestampTz now)
 			if (r->def->confirm)
 			{
 				char		why[160];
+				char		what[160];
 				bool		measured = false;
 				bool		ok = r->def->confirm(why, sizeof(why), &measured);
 
@@ -762,15 +763,14 @@ pilot_window(WpPilotRun *r, const WpPilotWindow *w, TimestampTz now)
 					ev_load(&e, &load);
 					ev_str(&e, "probe", why);
 					ev_bool(&e, "probe_measured", measured);
-					hold_off(r, 0,
-							 measured ? "the probe finds the flush fast" :
+					snprintf(what, sizeof(what), "%s (%s)",
+							 measured ? "flush fast per probe" :
 							 "the confirming probe could not measure the flush",
-							 ev_end(&e));
+							 why);
+					hold_off(r, 0, what, ev_end(&e));
 					format_time(hold_end(r), t, sizeof(t));
 					snprintf(r->reason, sizeof(r->reason),
-							 "%s (%s); held off until %s",
-							 measured ? "flush fast per probe" :
-							 "the confirming probe failed", why, t);
+							 "held off until %s: %s", t, what);
 					break;
 				}
 			}
@@ -865,10 +865,11 @@ pilot_window(WpPilotRun *r, const WpPilotWindow *w, TimestampTz now)
  *		A hold-off requested from SQL (revert(), DROP EXTENSION).
  */
 static void
-take_hold_request(TimestampTz now)
+take_hold_request(void)
 {
 	TimestampTz until;
 	char		by[128];
+	char		t[64];
 	int			i;
 
 	if (!pg_atomic_exchange_u32(&pilot_shared->hold_requested, 0))
@@ -883,6 +884,8 @@ take_hold_request(TimestampTz now)
 
 		fall_back(r, by);
 		hold_off(r, until, by, NULL);
+		format_time(hold_end(r), t, sizeof(t));
+		snprintf(r->reason, sizeof(r->reason), "held off until %s: %s", t, by);
 		publish(i);
 	}
 }
@@ -901,7 +904,7 @@ wp_pilot_tick(TimestampTz now)
 		return;
 	if (!runs_ready)
 		wp_pilot_worker_start();
-	take_hold_request(now);
+	take_hold_request();
 
 	for (i = 0; i < WP_NUM_PILOTS; i++)
 	{
@@ -912,7 +915,7 @@ wp_pilot_tick(TimestampTz now)
 			r->def->tick(now);
 		if (!r->def->window(now, w))
 			continue;
-		if (!not_tuning(r, now))
+		if (!not_tuning(r))
 			pilot_window(r, w, now);
 		publish(i);
 	}
