@@ -115,7 +115,9 @@ static int	trial_window = 0;
 static double trial_commits[2 * WP_TRIAL_PAIRS];
 static uint64 trial_hist[2][WP_HIST_BUCKETS];
 
-/* the last seconds */
+/* previous cumulative snapshot and the last seconds */
+static uint64 prev_commits = 0;
+static uint64 prev_hist[WP_HIST_BUCKETS];
 static bool have_prev = false;
 static TimestampTz last_second = 0;
 static TimestampTz last_group_update = 0;
@@ -175,18 +177,25 @@ hist_quantile(const uint64 *hist, double q)
 
 /*
  * take_second
- *		Commits and latency histogram since the previous call, from commit
- *		timing's delta reader (walpilot.reset() does not disturb it).
+ *		Per-second commits and latency histogram from the cumulative
+ *		counters.
  */
 static void
 take_second(WpSecondStats *s)
 {
-	WpCommitSecond *cs = palloc(sizeof(WpCommitSecond));
+	WpCommitTotals *t = palloc(sizeof(WpCommitTotals));
+	int			i;
 
-	wp_commit_take(WP_COMMIT_READER_PILOT, cs);
-	s->commits = (double) cs->durable;
-	memcpy(s->hist, cs->hist, sizeof(s->hist));
-	pfree(cs);
+	/* raw totals: walpilot.reset() does not disturb the pilot's windows */
+	wp_commit_totals_raw(t);
+	s->commits = (double) (t->durable - prev_commits);
+	prev_commits = t->durable;
+	for (i = 0; i < WP_HIST_BUCKETS; i++)
+	{
+		s->hist[i] = t->hist[i] - prev_hist[i];
+		prev_hist[i] = t->hist[i];
+	}
+	pfree(t);
 }
 
 /*---- worker side: applying choices ----*/

@@ -435,7 +435,9 @@ wp_settings_pinned_by(void)
 /*
  * wp_decision_log
  *		Append a decision (and say it in the server log); returns its id
- *		for wp_decision_set_outcome.  evidence is a JSON object text.
+ *		for wp_decision_set_outcome.  evidence is a JSON object's text, as
+ *		the server's jsonb code writes it (JsonbToCString); one that does
+ *		not fit is replaced by a note saying so, never cut.
  */
 uint64
 wp_decision_log(const char *setting, const char *old_value,
@@ -455,7 +457,15 @@ wp_decision_log(const char *setting, const char *old_value,
 	strlcpy(d->old_value, old_value, sizeof(d->old_value));
 	strlcpy(d->new_value, new_value, sizeof(d->new_value));
 	strlcpy(d->reason, reason, sizeof(d->reason));
-	strlcpy(d->evidence, evidence ? evidence : "{}", sizeof(d->evidence));
+	/* cut JSON is no JSON: walpilot.decisions would fail to read it */
+	if (evidence == NULL)
+		strlcpy(d->evidence, "{}", sizeof(d->evidence));
+	else if (strlen(evidence) >= sizeof(d->evidence))
+		snprintf(d->evidence, sizeof(d->evidence),
+				 "{\"evidence_truncated\": true, \"length\": %zu}",
+				 strlen(evidence));
+	else
+		strlcpy(d->evidence, evidence, sizeof(d->evidence));
 	LWLockRelease(wp_shared->lock);
 
 	ereport(LOG,
