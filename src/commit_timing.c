@@ -6,9 +6,9 @@
  * An observer of the commit path (commit_path.c), which decides at
  * XACT_EVENT_PRE_COMMIT whether the commit will wait for its commit
  * record's flush; at XACT_EVENT_COMMIT this file takes one clock reading.
- * The interval measured runs from the server's own stop timestamp, taken immediately before the
- * commit record is inserted (GetCurrentTransactionStopTimestamp), to just
- * after the flush returned (plus the clog update, any synchronous
+ * The interval measured runs from the server's own stop timestamp, taken
+ * immediately before the commit record is inserted
+ * (GetCurrentTransactionStopTimestamp), to just after the flush returned (plus the clog update, any synchronous
  * replication wait and ProcArrayEndTransaction, which run before the
  * COMMIT callback).  Only one clock read per commit is added.
  *
