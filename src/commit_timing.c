@@ -8,9 +8,10 @@
  * record's flush; at XACT_EVENT_COMMIT this file takes one clock reading.
  * The interval measured runs from the server's own stop timestamp, taken
  * immediately before the commit record is inserted
- * (GetCurrentTransactionStopTimestamp), to just after the flush returned (plus the clog update, any synchronous
- * replication wait and ProcArrayEndTransaction, which run before the
- * COMMIT callback).  Only one clock read per commit is added.
+ * (GetCurrentTransactionStopTimestamp), to just after the flush returned
+ * (plus the clog update, any synchronous replication wait and
+ * ProcArrayEndTransaction, which run before the COMMIT callback).  Only
+ * one clock read per commit is added.
  *
  * A backend led its flush when its own WAL sync counter moved across the
  * window; that gives commits per flush exactly.
