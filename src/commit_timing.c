@@ -3,15 +3,15 @@
  * commit_timing.c
  *		Time every durable commit from inside the committing backend.
  *
- An observer of the commit path (commit_path.c), which decides at
- * XACT_EVENT_PRE_COMMIT whether the commit will write a commit record and
- * wait for its flush (an xid, WAL written, synchronous_commit above off);
- * at XACT_EVENT_COMMIT this file takes one clock reading.  The interval measured runs
- * from the server's own stop timestamp, taken immediately before the
- * commit record is inserted (GetCurrentTransactionStopTimestamp), to just
- * after the flush returned (plus the clog update, any synchronous
- * replication wait and ProcArrayEndTransaction, which run before the
- * COMMIT callback).  Only one clock read per commit is added.
+ * An observer of the commit path (commit_path.c), which decides at
+ * XACT_EVENT_PRE_COMMIT whether the commit will wait for its commit
+ * record's flush; at XACT_EVENT_COMMIT this file takes one clock reading.
+ * The interval measured runs from the server's own stop timestamp, taken
+ * immediately before the commit record is inserted
+ * (GetCurrentTransactionStopTimestamp), to just after the flush returned
+ * (plus the clog update, any synchronous replication wait and
+ * ProcArrayEndTransaction, which run before the COMMIT callback).  Only
+ * one clock read per commit is added.
  *
  * A backend led its flush when its own WAL sync counter moved across the
  * window; that gives commits per flush exactly.
@@ -20,7 +20,7 @@
  * error: each backend owns one padded slot of counters, indexed by its
  * PGPROC number, and is the only writer of it (plain atomic loads and
  * stores, no locked instructions).  Slots are never cleared: the worker
- * reads per-second deltas against its own copy, and walpilot.reset()
+ * reads deltas against its own copy (wp_commit_take), and walpilot.reset()
  * records a baseline (under wp_shared->lock) that readers subtract.
  *
  * IDENTIFICATION

@@ -102,20 +102,21 @@ wp_settings_knob_name(WpKnob knob)
 	return knob_names[knob];
 }
 
+/* The server's descriptors of the knobs, found once per process. */
+static struct config_int *knob_guc[WP_NUM_KNOBS];
+
 /*
- * find_int_guc
- *		The server's descriptor of an integer GUC, cached per process.
+ * find_int_guc_slow
+ *		Look a knob's descriptor up in the GUC table (first use only: the
+ *		descriptors of built-in settings never move).
  */
 static struct config_int *
-find_int_guc(WpKnob knob)
+find_int_guc_slow(WpKnob knob)
 {
-	static struct config_int *cache[WP_NUM_KNOBS];
 	struct config_generic **vars;
 	int			n,
 				i;
 
-	if (cache[knob] != NULL)
-		return cache[knob];
 	vars = get_guc_variables();
 	n = GetNumConfigOptions();
 	for (i = 0; i < n; i++)
@@ -123,11 +124,20 @@ find_int_guc(WpKnob knob)
 		if (vars[i]->vartype == PGC_INT &&
 			strcmp(vars[i]->name, knob_names[knob]) == 0)
 		{
-			cache[knob] = (struct config_int *) vars[i];
+			knob_guc[knob] = (struct config_int *) vars[i];
 			break;
 		}
 	}
-	return cache[knob];
+	return knob_guc[knob];
+}
+
+/* inline: the commit path asks for the knobs' sources at every commit */
+static inline struct config_int *
+find_int_guc(WpKnob knob)
+{
+	struct config_int *c = knob_guc[knob];
+
+	return likely(c != NULL) ? c : find_int_guc_slow(knob);
 }
 
 int
@@ -230,7 +240,9 @@ wp_settings_target(bool *managed, int32 *targets, uint32 *generation)
 static inline bool
 knob_set_by_dba(WpKnob knob)
 {
-	return wp_settings_source(knob) > PGC_S_DYNAMIC_DEFAULT;
+	struct config_int *c = find_int_guc(knob);
+
+	return c != NULL && c->gen.source > PGC_S_DYNAMIC_DEFAULT;
 }
 
 static inline bool
@@ -435,7 +447,9 @@ wp_settings_pinned_by(void)
 /*
  * wp_decision_log
  *		Append a decision (and say it in the server log); returns its id
- *		for wp_decision_set_outcome.  evidence is a JSON object text.
+ *		for wp_decision_set_outcome.  evidence is a JSON object's text, as
+ *		the server's jsonb code writes it (JsonbToCString); one that does
+ *		not fit is replaced by a note saying so, never cut.
  */
 uint64
 wp_decision_log(const char *setting, const char *old_value,
@@ -455,7 +469,15 @@ wp_decision_log(const char *setting, const char *old_value,
 	strlcpy(d->old_value, old_value, sizeof(d->old_value));
 	strlcpy(d->new_value, new_value, sizeof(d->new_value));
 	strlcpy(d->reason, reason, sizeof(d->reason));
-	strlcpy(d->evidence, evidence ? evidence : "{}", sizeof(d->evidence));
+	/* cut JSON is no JSON: walpilot.decisions would fail to read it */
+	if (evidence == NULL)
+		strlcpy(d->evidence, "{}", sizeof(d->evidence));
+	else if (strlen(evidence) >= sizeof(d->evidence))
+		snprintf(d->evidence, sizeof(d->evidence),
+				 "{\"evidence_truncated\": true, \"length\": %zu}",
+				 strlen(evidence));
+	else
+		strlcpy(d->evidence, evidence, sizeof(d->evidence));
 	LWLockRelease(wp_shared->lock);
 
 	ereport(LOG,

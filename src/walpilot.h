@@ -90,7 +90,7 @@ typedef struct WpDecision
 	char		old_value[32];
 	char		new_value[32];
 	char		reason[160];
-	char		evidence[480];	/* a JSON object */
+	char		evidence[1024]; /* a JSON object's text */
 	char		outcome[160];
 } WpDecision;
 
