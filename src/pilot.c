@@ -114,6 +114,8 @@ typedef struct WpPilotRun
 	WpPilotValue current;		/* the choice between trial windows */
 	WpPilotValue in_force;		/* what was last applied */
 	WpPilotValue candidate;
+	int			current_step;	/* search step the current choice won as
+								 * (-1: the configured value) */
 	bool		stopped;		/* not tuning (mode, pin, ...): reason set */
 
 	int			engage_streak;
@@ -357,6 +359,7 @@ fall_back(WpPilotRun *r, const char *reason)
 	}
 	apply(r, &r->configured);
 	r->current = r->configured;
+	r->current_step = -1;
 	r->state = WP_PS_IDLE;
 	r->engage_streak = 0;
 	r->idle_streak = 0;
@@ -404,26 +407,6 @@ hold_off(WpPilotRun *r, TimestampTz until, const char *why,
 }
 
 /*---- the search ----*/
-
-/* the search step a value is the candidate of, for this load (-1: none) */
-static int
-step_of(WpPilotRun *r, const WpPilotValue *v)
-{
-	int			step;
-
-	for (step = 0; step < WP_PILOT_MAX_STEPS; step++)
-	{
-		WpPilotValue c;
-		bool		last = false;
-
-		if (r->def->candidate(step, &r->load, &c, &last) &&
-			value_equal(&c, v))
-			return step;
-		if (last)
-			break;
-	}
-	return -1;
-}
 
 /* did this step lose clearly, and has nothing it depends on moved since? */
 static bool
@@ -553,7 +536,7 @@ begin_search(WpPilotRun *r, TimestampTz now)
 	r->configured_p99_us = 0;
 	if (r->managing)
 		start_trial(r, &r->current, WP_TK_SEARCH_HELD,
-					step_of(r, &r->current));
+					r->current_step);
 	else
 		next_trial(r, now);
 }
@@ -610,6 +593,7 @@ finish_trial(WpPilotRun *r, TimestampTz now)
 			snprintf(outcome, sizeof(outcome), "configured setting restored: %s%s",
 					 tail, v.p99_ok ? "" : " (p99 above the bound)");
 			r->current = r->configured;
+			r->current_step = -1;
 			if (v.worse)
 				note_lost(r, r->trial_step, now);
 			level_arm = 0;
@@ -642,6 +626,7 @@ finish_trial(WpPilotRun *r, TimestampTz now)
 		snprintf(outcome, sizeof(outcome), "kept: %s%s", tail,
 				 v.better_latency && !v.better ? " (lower p50)" : "");
 		r->current = r->candidate;
+		r->current_step = r->trial_step;
 		level_arm = 1;
 	}
 	else
@@ -707,6 +692,7 @@ not_tuning(WpPilotRun *r)
 	r->stopped = true;
 	r->state = WP_PS_IDLE;
 	r->current = r->configured;
+	r->current_step = -1;
 	strlcpy(r->reason, why, sizeof(r->reason));
 	return true;
 }
@@ -837,7 +823,7 @@ pilot_window(WpPilotRun *r, const WpPilotWindow *w, TimestampTz now)
 				{
 					r->load = load;
 					start_trial(r, &r->current, WP_TK_RECHECK,
-								step_of(r, &r->current));
+								r->current_step);
 					break;
 				}
 				/* holding the configured value: look again */
@@ -965,6 +951,7 @@ wp_pilot_worker_start(void)
 		r->def->withdraw();
 		(void) r->def->configured(&r->configured, why, sizeof(why));
 		r->current = r->in_force = r->configured;
+		r->current_step = -1;
 		r->state = WP_PS_IDLE;
 		strlcpy(r->reason, "starting: no window measured yet", sizeof(r->reason));
 		r->def->restart_window(GetCurrentTimestamp());
