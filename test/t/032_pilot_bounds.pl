@@ -136,4 +136,7 @@ cmp_ok($probes_outside, '>', 0, 'the periodic probe runs outside trials');
 $load->kill_kill;
 $node->stop;
 
+# the emulator's state files of this run
+END { unlink glob("/dev/shm/walpilot-032-*-$$"); }
+
 done_testing();

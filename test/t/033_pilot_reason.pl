@@ -108,4 +108,7 @@ isnt($node->safe_psql('old', q{SELECT pilot_reason FROM walpilot.status}), '',
 	'after ALTER EXTENSION UPDATE it has pilot_reason');
 
 $node->stop;
+# the emulator's state files of this run
+END { unlink glob("/dev/shm/walpilot-033-$$"); }
+
 done_testing();

@@ -134,4 +134,7 @@ is($node->safe_psql('postgres', q{
 
 $load->kill_kill;
 $node->stop;
+# the emulator's state files of this run
+END { unlink glob("/dev/shm/walpilot-034-$$"); }
+
 done_testing();
