@@ -9,12 +9,17 @@ OBJS = \
 	src/shmem.o \
 	src/worker.o \
 	src/sqlfuncs.o \
+	src/pilot.o \
 	src/pilot_commit_delay.o \
+	src/gather.o \
+	src/commit_path.o \
 	src/settings.o \
 	src/probe.o \
 	src/checkpoints.o \
 	src/commit_window.o \
 	src/commit_timing.o \
+	src/histogram.o \
+	src/trial.o \
 	src/sampler.o \
 	src/timeline.o \
 	src/sqlfuncs_instruments.o \
