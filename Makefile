@@ -11,6 +11,8 @@ OBJS = \
 	src/sqlfuncs.o \
 	src/pilot_commit_delay.o \
 	src/settings.o \
+	src/settings_server.o \
+	src/pilot_flush.o \
 	src/probe.o \
 	src/checkpoints.o \
 	src/commit_window.o \

@@ -202,6 +202,7 @@ walpilot_settings_data(PG_FUNCTION_ARGS)
 		values[4] = CStringGetTextDatum(owner);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
+	wp_server_settings_rows(rsinfo);
 	return (Datum) 0;
 }
 
@@ -215,5 +216,6 @@ walpilot_revert(PG_FUNCTION_ARGS)
 {
 	wp_require_shared_state();
 	wp_pilot_request_revert();
+	wp_server_settings_request_revert();
 	PG_RETURN_VOID();
 }
