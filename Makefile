@@ -9,7 +9,10 @@ OBJS = \
 	src/shmem.o \
 	src/worker.o \
 	src/sqlfuncs.o \
+	src/pilot.o \
 	src/pilot_commit_delay.o \
+	src/gather.o \
+	src/commit_path.o \
 	src/settings.o \
 	src/settings_server.o \
 	src/pilot_flush.o \

@@ -16,7 +16,6 @@ ALTER SYSTEM SET walpilot.sample_interval = 0;
 ALTER SYSTEM SET walpilot.sample_interval = 1001;
 ALTER SYSTEM SET walpilot.sample_interval = '5s';
 ALTER SYSTEM SET walpilot.history_size = 10;
-ALTER SYSTEM SET walpilot.database = '';
 ALTER SYSTEM SET walpilot.tune_interval = 5;
 ALTER SYSTEM SET walpilot.commit_delay_max = -1;
 ALTER SYSTEM SET walpilot.commit_delay_max = 100001;

@@ -3,11 +3,10 @@
  * commit_timing.c
  *		Time every durable commit from inside the committing backend.
  *
- * A transaction callback, registered once in _PG_init and inherited by
- * every backend, decides at XACT_EVENT_PRE_COMMIT whether the commit will
- * write a commit record and wait for its flush (INTERNALS.md section 4.3:
- * an xid, WAL written, synchronous_commit above off), and at
- * XACT_EVENT_COMMIT takes one clock reading.  The interval measured runs
+ An observer of the commit path (commit_path.c), which decides at
+ * XACT_EVENT_PRE_COMMIT whether the commit will write a commit record and
+ * wait for its flush (an xid, WAL written, synchronous_commit above off);
+ * at XACT_EVENT_COMMIT this file takes one clock reading.  The interval measured runs
  * from the server's own stop timestamp, taken immediately before the
  * commit record is inserted (GetCurrentTransactionStopTimestamp), to just
  * after the flush returned (plus the clog update, any synchronous
@@ -53,16 +52,30 @@ typedef struct WpCommitSlot
 	pg_atomic_uint64 async;
 	pg_atomic_uint64 led_flush;
 	pg_atomic_uint64 sum_us;
-	pg_atomic_uint64 max_us;	/* largest since the worker last took it */
+	pg_atomic_uint64 max_tagged;	/* (scan epoch << 40) | largest us of
+									 * the commits since that scan began */
 	pg_atomic_uint64 hist[WP_HIST_BUCKETS];
 } WpCommitSlot;
 
 #define WP_SLOT_STRIDE	TYPEALIGN(PG_CACHE_LINE_SIZE, sizeof(WpCommitSlot))
 
+/*
+ * The per-scan maximum.  Only the owner writes its slot's max_tagged: it
+ * tags its value with the scan epoch it read, and starts afresh when the
+ * epoch moved.  The worker, the only writer of max_epoch, advances the
+ * epoch at each scan and keeps the values tagged with the epoch that just
+ * ended.  (A commit that read the old epoch and stores after the worker
+ * read its slot is missing from that maximum; the histogram still has it.)
+ */
+#define WP_MAX_US_BITS			40
+#define WP_MAX_US_MASK			((UINT64CONST(1) << WP_MAX_US_BITS) - 1)
+#define WP_MAX_EPOCH_MASK		0xFFFFFFU	/* 24 bits above the value */
+
 typedef struct WpCommitShared
 {
 	int			nslots;
 	bool		leader_known;	/* false where leader detection is absent */
+	pg_atomic_uint32 max_epoch; /* written by the worker only */
 	WpCommitTotals baseline;	/* at the last reset; wp_shared->lock */
 } WpCommitShared;
 
@@ -93,6 +106,12 @@ typedef struct WpSlotSeen
 } WpSlotSeen;
 
 static WpSlotSeen *seen = NULL;
+
+/* Worker-local: each reader's deltas since it last took them. */
+static WpCommitSecond reader_acc[WP_COMMIT_NUM_READERS];
+static bool reader_primed[WP_COMMIT_NUM_READERS];
+static bool collected_once = false;
+static uint64 collected_tick = 0;
 
 static inline WpCommitSlot *
 slot_at(int i)
@@ -142,6 +161,7 @@ wp_commit_timing_shmem_init(void)
 		memset(commit_shared, 0, sizeof(WpCommitShared));
 		commit_shared->nslots = wp_max_procs();
 		commit_shared->leader_known = (WP_HAVE_LEADER_DETECTION != 0);
+		pg_atomic_init_u32(&commit_shared->max_epoch, 0);
 		for (i = 0; i < commit_shared->nslots; i++)
 		{
 			WpCommitSlot *s = slot_at(i);
@@ -150,7 +170,7 @@ wp_commit_timing_shmem_init(void)
 			pg_atomic_init_u64(&s->async, 0);
 			pg_atomic_init_u64(&s->led_flush, 0);
 			pg_atomic_init_u64(&s->sum_us, 0);
-			pg_atomic_init_u64(&s->max_us, 0);
+			pg_atomic_init_u64(&s->max_tagged, 0);
 			for (b = 0; b < WP_HIST_BUCKETS; b++)
 				pg_atomic_init_u64(&s->hist[b], 0);
 		}
@@ -165,96 +185,102 @@ wp_commit_timing_shmem_init(void)
 static void
 record_commit(WpCommitSlot *s, uint64 us, bool led)
 {
+	uint64		epoch = pg_atomic_read_u32(&commit_shared->max_epoch);
+	uint64		tagged = pg_atomic_read_u64(&s->max_tagged);
+	uint64		capped = Min(us, WP_MAX_US_MASK);
+
 	slot_add(&s->hist[wp_hist_bucket(us)], 1);
 	slot_add(&s->sum_us, us);
 	if (led)
 		slot_add(&s->led_flush, 1);
-	if (us > pg_atomic_read_u64(&s->max_us))
-		pg_atomic_write_u64(&s->max_us, us);
+	if ((tagged >> WP_MAX_US_BITS) != epoch ||
+		capped > (tagged & WP_MAX_US_MASK))
+		pg_atomic_write_u64(&s->max_tagged,
+							(epoch << WP_MAX_US_BITS) | capped);
 	/* last, so a reader that sees the count also sees the bucket */
 	pg_write_barrier();
 	slot_add(&s->durable, 1);
 }
 
 /*
- * wp_xact_callback
- *		Transaction callback of every process that loaded walpilot.
- *
- * Top-level events only (parallel workers get the PARALLEL_* events and
- * are ignored).  Calls the pilot's entry points whatever the mode; the
- * timing itself is a no-op when walpilot.mode = off.
+ * wp_commit_timing_pre_commit
+ *		Commit-path observer at PRE_COMMIT: decide whether this commit is
+ *		timed and snapshot the backend's WAL sync counters.
  */
-static void
-wp_xact_callback(XactEvent event, void *arg)
+void
+wp_commit_timing_pre_commit(const WpCommitContext *ctx)
 {
-	switch (event)
+	pending = WP_PENDING_NONE;
+	if (ctx->has_xid && wp_mode != WP_MODE_OFF &&
+		commit_slots != NULL && MyProc != NULL)
 	{
-		case XACT_EVENT_PRE_COMMIT:
-			{
-				bool		has_xid;
-				bool		durable;
-
-				has_xid = TransactionIdIsValid(GetTopTransactionIdIfAny());
-				durable = has_xid && XactLastRecEnd != 0 &&
-					synchronous_commit > SYNCHRONOUS_COMMIT_OFF;
-
-				pending = WP_PENDING_NONE;
-				if (has_xid && wp_mode != WP_MODE_OFF &&
-					commit_slots != NULL && MyProc != NULL)
-				{
-					pending = durable ? WP_PENDING_DURABLE : WP_PENDING_ASYNC;
+		pending = ctx->durable ? WP_PENDING_DURABLE : WP_PENDING_ASYNC;
 #if WP_HAVE_LEADER_DETECTION
-					pending_syncs = wp_pending_wal_syncs();
-					pending_writes = wp_pending_wal_writes();
+		pending_syncs = wp_pending_wal_syncs();
+		pending_writes = wp_pending_wal_writes();
 #endif
-				}
-				wp_pilot_before_commit(durable);
-				break;
-			}
-
-		case XACT_EVENT_COMMIT:
-			if (pending == WP_PENDING_DURABLE)
-			{
-				/* the end stamp first: nothing else belongs in the window */
-				TimestampTz end = GetCurrentTimestamp();
-				TimestampTz start = GetCurrentTransactionStopTimestamp();
-				uint64		us = (end > start) ? (uint64) (end - start) : 0;
-				bool		led = false;
-
-#if WP_HAVE_LEADER_DETECTION
-				led = (wp_pending_wal_syncs() != pending_syncs) ||
-					(wp_wal_sync_is_open() &&
-					 wp_pending_wal_writes() != pending_writes);
-#endif
-				record_commit(slot_at(wp_my_proc_number()), us, led);
-				pending = WP_PENDING_NONE;
-				wp_pilot_after_commit(end);
-				break;
-			}
-			else if (pending == WP_PENDING_ASYNC)
-				slot_add(&slot_at(wp_my_proc_number())->async, 1);
-			pending = WP_PENDING_NONE;
-			wp_pilot_after_commit(0);
-			break;
-
-		case XACT_EVENT_ABORT:
-			pending = WP_PENDING_NONE;
-			wp_pilot_after_commit(0);
-			break;
-
-		default:
-			break;
 	}
 }
 
 /*
- * wp_commit_timing_register
- *		Install the transaction callback; called once from _PG_init.
+ * wp_commit_timing_commit
+ *		Commit-path observer at COMMIT, called first: take the end stamp,
+ *		record the commit, and give the stamp and the leader flag to the
+ *		observers after it (ctx->end stays 0 for an untimed commit).
  */
 void
-wp_commit_timing_register(void)
+wp_commit_timing_commit(WpCommitContext *ctx)
 {
-	RegisterXactCallback(wp_xact_callback, NULL);
+	if (pending == WP_PENDING_DURABLE)
+	{
+		/* the end stamp first: nothing else belongs in the window */
+		TimestampTz end = GetCurrentTimestamp();
+		TimestampTz start = GetCurrentTransactionStopTimestamp();
+		uint64		us = (end > start) ? (uint64) (end - start) : 0;
+		bool		led = false;
+
+#if WP_HAVE_LEADER_DETECTION
+		led = (wp_pending_wal_syncs() != pending_syncs) ||
+			(wp_wal_sync_is_open() &&
+			 wp_pending_wal_writes() != pending_writes);
+#endif
+		record_commit(slot_at(wp_my_proc_number()), us, led);
+		ctx->start = start;
+		ctx->end = end;
+		ctx->led_flush = led;
+	}
+	else if (pending == WP_PENDING_ASYNC)
+	{
+#if WP_HAVE_LEADER_DETECTION
+		/* a commit whose command forced the flush (forceSyncCommit) */
+		if (wp_pending_wal_syncs() != pending_syncs)
+		{
+			TimestampTz end = GetCurrentTimestamp();
+			TimestampTz start = GetCurrentTransactionStopTimestamp();
+
+			record_commit(slot_at(wp_my_proc_number()),
+						  (end > start) ? (uint64) (end - start) : 0, true);
+			ctx->durable = true;
+			ctx->start = start;
+			ctx->end = end;
+			ctx->led_flush = true;
+			pending = WP_PENDING_NONE;
+			return;
+		}
+#endif
+		slot_add(&slot_at(wp_my_proc_number())->async, 1);
+	}
+	pending = WP_PENDING_NONE;
+}
+
+/*
+ * wp_commit_timing_abort
+ *		Commit-path observer at ABORT: forget the pending commit.
+ */
+void
+wp_commit_timing_abort(WpCommitContext *ctx)
+{
+	pending = WP_PENDING_NONE;
 }
 
 /*
@@ -343,30 +369,38 @@ wp_commit_timing_reset(void)
 }
 
 /*
- * wp_commit_harvest
- *		Worker only: what every slot gained since the previous call.
+ * collect
+ *		Worker only: one scan of every slot, adding what each gained since
+ *		the previous scan to every reader's accumulator.
  *
  * Keeps a private copy of every slot (allocated on first use in
  * TopMemoryContext); slots whose counts did not move are skipped after
- * two loads, so idle connections cost almost nothing.  The first call
- * only primes the copy and reports zeros.
+ * two loads, so idle connections cost almost nothing.  The first scan
+ * only primes the copy.
  */
-void
-wp_commit_harvest(WpCommitSecond *out)
+static void
+collect(void)
 {
 	bool		priming = false;
+	uint32		epoch;
+	WpCommitSecond delta;
 	int			i,
-				b;
+				b,
+				r;
 
-	memset(out, 0, sizeof(WpCommitSecond));
-	if (commit_shared == NULL)
-		return;
 	if (seen == NULL)
 	{
 		seen = MemoryContextAllocZero(TopMemoryContext,
 									  sizeof(WpSlotSeen) * commit_shared->nslots);
 		priming = true;
 	}
+	memset(&delta, 0, sizeof(delta));
+
+	/* commits from now on belong to the next epoch */
+	epoch = pg_atomic_read_u32(&commit_shared->max_epoch);
+	pg_atomic_write_u32(&commit_shared->max_epoch,
+						(epoch + 1) & WP_MAX_EPOCH_MASK);
+	pg_memory_barrier();
 
 	for (i = 0; i < commit_shared->nslots; i++)
 	{
@@ -374,35 +408,77 @@ wp_commit_harvest(WpCommitSecond *out)
 		WpSlotSeen *p = &seen[i];
 		uint64		d = pg_atomic_read_u64(&s->durable);
 		uint64		a = pg_atomic_read_u64(&s->async);
-		uint64		m;
+		uint64		tagged;
+		uint64		l;
 
 		if (a != p->async)
 		{
-			out->async += a - p->async;
+			delta.async += a - p->async;
 			p->async = a;
 		}
 		if (d == p->durable)
 			continue;
 		pg_read_barrier();
-		out->durable += d - p->durable;
+		delta.durable += d - p->durable;
 		p->durable = d;
-		m = pg_atomic_exchange_u64(&s->max_us, 0);
-		out->max_us = Max(out->max_us, m);
-		{
-			uint64		l = pg_atomic_read_u64(&s->led_flush);
-
-			out->led_flush += l - p->led_flush;
-			p->led_flush = l;
-		}
+		tagged = pg_atomic_read_u64(&s->max_tagged);
+		if ((tagged >> WP_MAX_US_BITS) == epoch)
+			delta.max_us = Max(delta.max_us, tagged & WP_MAX_US_MASK);
+		l = pg_atomic_read_u64(&s->led_flush);
+		delta.led_flush += l - p->led_flush;
+		p->led_flush = l;
 		for (b = 0; b < WP_HIST_BUCKETS; b++)
 		{
 			uint64		h = pg_atomic_read_u64(&s->hist[b]);
 
-			out->hist[b] += h - p->hist[b];
+			delta.hist[b] += h - p->hist[b];
 			p->hist[b] = h;
 		}
 	}
-
 	if (priming)
-		memset(out, 0, sizeof(WpCommitSecond));
+		return;
+
+	for (r = 0; r < WP_COMMIT_NUM_READERS; r++)
+	{
+		WpCommitSecond *acc = &reader_acc[r];
+
+		acc->durable += delta.durable;
+		acc->async += delta.async;
+		acc->led_flush += delta.led_flush;
+		acc->max_us = Max(acc->max_us, delta.max_us);
+		for (b = 0; b < WP_HIST_BUCKETS; b++)
+			acc->hist[b] += delta.hist[b];
+	}
+}
+
+/*
+ * wp_commit_take
+ *		Worker only: what the commit slots gained since this reader's
+ *		previous call (zeros at its first call).
+ *
+ * The one delta reader over the slots: the timeline and the pilot each
+ * take their own windows, but the slots are scanned once per worker tick
+ * however many readers ask in it (both ask in the same tick when their
+ * seconds line up).  max_us is the largest commit latency of the scans in
+ * the window.
+ */
+void
+wp_commit_take(WpCommitReader reader, WpCommitSecond *out)
+{
+	uint64		tick;
+
+	memset(out, 0, sizeof(WpCommitSecond));
+	if (commit_shared == NULL || reader < 0 || reader >= WP_COMMIT_NUM_READERS)
+		return;
+	tick = pg_atomic_read_u64(&wp_shared->ticks);
+	if (!collected_once || tick != collected_tick)
+	{
+		collect();
+		collected_once = true;
+		collected_tick = tick;
+	}
+	if (reader_primed[reader])
+		*out = reader_acc[reader];
+	reader_primed[reader] = true;
+	memset(&reader_acc[reader], 0, sizeof(WpCommitSecond));
 }

@@ -159,19 +159,3 @@ wp_commit_seconds_between(TimestampTz from, TimestampTz to,
 	pfree(secs);
 	return k;
 }
-
-/*
- * wp_commit_flush_leader_us
- *		Flush time as the flush leaders' commits see it.
- *
- * XXX: commit timing counts the commits that led a flush but keeps no
- * latency histogram of them, so this still answers "unknown" and the
- * storage estimate uses pg_stat_wal or sampled IO:WALSync time instead.
- */
-bool
-wp_commit_flush_leader_us(double *p50_us, uint64 *flushes)
-{
-	*p50_us = 0;
-	*flushes = 0;
-	return false;
-}

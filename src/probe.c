@@ -29,9 +29,8 @@
  * walpilot.probe() still works when called.
  *
  * The flush-latency estimate (one WAL flush, in microseconds) is kept by
- * the worker from the best source available: the commit timing of flush
- * leaders (commit-timing instrument), pg_stat_wal sync time per sync when
- * track_wal_io_timing is on, the share of wait-event samples in IO:WALSync
+ * the worker from the best source available: pg_stat_wal sync time per
+ * sync when track_wal_io_timing is on, the share of wait-event samples in IO:WALSync
  * per flush, and finally the last probe of the configured method.
  *
  * Shared state: the region "walpilot storage".  probe_owner is atomic; the
@@ -942,15 +941,22 @@ bool
 wp_probe_confirm_flush_us(double *p50_us)
 {
 	WpProbeRow	row;
+	TimestampTz before,
+				after;
 
 	*p50_us = 0;
 	if (wp_storage == NULL || !enableFsync)
 		return false;
+	LWLockAcquire(wp_shared->lock, LW_SHARED);
+	before = wp_storage->periodic_at;
+	LWLockRelease(wp_shared->lock);
 	periodic_probe();
 	LWLockAcquire(wp_shared->lock, LW_SHARED);
 	row = wp_storage->periodic_row;
+	after = wp_storage->periodic_at;
 	LWLockRelease(wp_shared->lock);
-	if (!row.measured || row.ops == 0)
+	/* skipped (a manual probe runs): an older row confirms nothing */
+	if (after == before || !row.measured || row.ops == 0)
 		return false;
 	*p50_us = row.p50_us;
 	return true;
@@ -1067,19 +1073,8 @@ update_estimate(TimestampTz now)
 	PgStat_WalStats cur;
 	bool		open_method = (sync_method == SYNC_METHOD_OPEN ||
 							   sync_method == SYNC_METHOD_OPEN_DSYNC);
-	double		leader_us;
-	uint64		leader_flushes;
 	int64		dflush;
 	char		note[WP_NOTE_LEN];
-
-	/* 1. The commit timing of flush leaders: the flush as commits see it. */
-	if (wp_commit_flush_leader_us(&leader_us, &leader_flushes) &&
-		leader_flushes > 0)
-	{
-		publish_estimate(leader_us, leader_flushes, "commit_timing",
-						 "p50 of the flush leaders' flush time", now);
-		return;
-	}
 
 	ws = pgstat_fetch_stat_wal();
 	cur = *ws;
@@ -1109,7 +1104,7 @@ update_estimate(TimestampTz now)
 
 		if (track_wal_io_timing && dtime > 0)
 		{
-			/* 2. pg_stat_wal's own timing (µs in the struct) */
+			/* 1. pg_stat_wal's own timing (µs in the struct) */
 			snprintf(note, WP_NOTE_LEN,
 					 "mean %s time per %s over %ld s (track_wal_io_timing)",
 					 open_method ? "write" : "sync",
@@ -1120,7 +1115,7 @@ update_estimate(TimestampTz now)
 		}
 		else if (window_walsync_samples > 0)
 		{
-			/* 3. sampled time in IO:WALSync per flush */
+			/* 2. sampled time in IO:WALSync per flush */
 			snprintf(note, WP_NOTE_LEN,
 					 "%llu samples in IO:%s per %lld flushes over %ld s",
 					 (unsigned long long) window_walsync_samples,
@@ -1225,8 +1220,9 @@ wp_probe_worker_tick(TimestampTz now)
 	{
 		if (next_periodic_at == 0)
 			next_periodic_at = now + (TimestampTz) wp_probe_interval_s * USECS_PER_SEC;
-		else if (now >= next_periodic_at)
+		else if (now >= next_periodic_at && !wp_pilot_trial_running())
 		{
+			/* never during a pilot's trial: it would stall and load a window */
 			periodic_probe();
 			next_periodic_at = now + (TimestampTz) wp_probe_interval_s * USECS_PER_SEC;
 		}

@@ -603,7 +603,7 @@ fill_commit_and_wal(WpSecond *sec)
 	XLogRecPtr	insert;
 	XLogRecPtr	redo;
 
-	wp_commit_harvest(&cs);
+	wp_commit_take(WP_COMMIT_READER_TIMELINE, &cs);
 	sec->commits = cs.durable;
 	sec->async_commits = cs.async;
 	sec->commit_flushes = cs.led_flush;

@@ -28,6 +28,8 @@
  */
 #include "postgres.h"
 
+#include "access/parallel.h"
+#include "access/xact.h"
 #include "miscadmin.h"
 #include "storage/shmem.h"
 #include "utils/guc.h"
@@ -48,6 +50,10 @@ typedef struct WpSettingsShared
 	int32		configured[WP_NUM_KNOBS];
 	bool		configured_pinned[WP_NUM_KNOBS];	/* set in a config file */
 
+	/* the last committed DROP EXTENSION walpilot; protected by lock */
+	TimestampTz drop_at;		/* 0: none since the server started */
+	char		drop_database[NAMEDATALEN];
+
 	/* decision log ring; protected by lock */
 	uint64		decisions_total;
 	WpDecision	decisions[WP_DECISIONS];
@@ -63,6 +69,7 @@ static const char *const knob_names[WP_NUM_KNOBS] = {
 /* Backend-local: generation last applied, and whether we set anything. */
 static uint32 applied_generation = 0;
 static bool applied_managed = false;
+static bool applied_owned = false;	/* the session owned the pair then */
 
 Size
 wp_settings_shmem_size(void)
@@ -205,26 +212,101 @@ wp_settings_target(bool *managed, int32 *targets, uint32 *generation)
 }
 
 /*
- * wp_settings_apply_in_backend
- *		Called at PRE_COMMIT of every transaction: apply a newly published
- *		target with PGC_S_DYNAMIC_DEFAULT.
+ * Ownership of the knob pair.
  *
- * Cheap when nothing changed (one atomic read).  set_config_option with
- * elevel WARNING cannot throw for these integer settings without hooks;
- * a value the DBA pinned outranks ours and is left as it is.
+ * commit_delay and commit_siblings act together (siblings only gates the
+ * delay), so they have one owner: whoever sets either of them owns both.
+ * In a session where either knob has a source above PGC_S_DYNAMIC_DEFAULT
+ * (a config file or ALTER SYSTEM, the command line, ALTER DATABASE/ROLE,
+ * PGOPTIONS, SET), walpilot writes neither: the set one stays as the DBA
+ * put it, and the other is put back to its configured value (walpilot's
+ * own earlier value of it must not be left half a pair: with the pilot's
+ * siblings 0 a session's own commit_delay would sleep even for a lone
+ * commit; with the DBA's siblings 5 the pilot's gather delay would be
+ * skipped).  Cluster-wide, a config-file value of either knob makes the
+ * pair the DBA's for every session (wp_settings_configured reports it
+ * pinned), so the pilot does not tune at all.
  */
-void
+static inline bool
+knob_set_by_dba(WpKnob knob)
+{
+	return wp_settings_source(knob) > PGC_S_DYNAMIC_DEFAULT;
+}
+
+static inline bool
+pair_owned_by_session(void)
+{
+	return knob_set_by_dba(WP_KNOB_COMMIT_DELAY) ||
+		knob_set_by_dba(WP_KNOB_COMMIT_SIBLINGS);
+}
+
+/*
+ * wanted_value
+ *		The value the applier gives a knob in this session under a target
+ *		(managed) or for a put-back (!managed); false when the session's
+ *		own value stays.
+ */
+static bool
+wanted_value(WpKnob knob, bool managed, const int32 *targets, int *value)
+{
+	if (knob_set_by_dba(knob))
+		return false;
+	if (managed && !pair_owned_by_session())
+		*value = targets[knob];
+	else
+		*value = wp_settings_boot_value(knob);
+	return true;
+}
+
+/*
+ * wp_settings_session_owns_pair
+ *		Does this session set commit_delay or commit_siblings itself?
+ *		(Then it does not take part in the gather either.)
+ */
+bool
+wp_settings_session_owns_pair(void)
+{
+	return settings != NULL && pair_owned_by_session();
+}
+
+/*
+ * wp_settings_apply_in_backend
+ *		Commit path, at PRE_COMMIT: apply a newly published target, or a
+ *		change of who owns the pair in this session, with source
+ *		PGC_S_DYNAMIC_DEFAULT.  Returns false when it could not (a writer
+ *		is busy, parallel mode, a refused value): the generation is then
+ *		not marked applied, and the next commit tries again.
+ *
+ * Cheap when nothing changed: one atomic read and two loads of the
+ * knobs' sources.  set_config_option with elevel WARNING cannot throw for
+ * these integer settings without hooks; it returns 0 when it refuses
+ * (in parallel mode it would also warn, so that is checked first), -1
+ * when a higher-priority source keeps the value (that is the DBA's, and
+ * fine).  Never called by readers: a SQL function may run in parallel
+ * mode or in a parallel worker, where nothing can be applied.  Not in
+ * walpilot's worker either, whose values are the configured ones.
+ */
+bool
 wp_settings_apply_in_backend(void)
 {
 	bool		managed;
 	int32		targets[WP_NUM_KNOBS];
 	uint32		generation;
+	bool		owned;
+	bool		ok = true;
 	int			i;
 
-	if (pg_atomic_read_u32(&settings->generation) == applied_generation)
-		return;
+	if (settings == NULL)
+		return false;
+	owned = pair_owned_by_session();
+	if (pg_atomic_read_u32(&settings->generation) == applied_generation &&
+		owned == applied_owned)
+		return true;
+	if (IsInParallelMode() || IsParallelWorker() ||
+		pg_atomic_read_u32(&wp_shared->worker_pid) == (uint32) MyProcPid)
+		return false;
 	if (!wp_settings_target(&managed, targets, &generation))
-		return;
+		return false;
 
 	/* Nothing to put back in a backend that never applied a target. */
 	if (managed || applied_managed)
@@ -232,26 +314,57 @@ wp_settings_apply_in_backend(void)
 		for (i = 0; i < WP_NUM_KNOBS; i++)
 		{
 			char		buf[16];
-			int			value = managed ? targets[i] : wp_settings_boot_value(i);
+			int			value;
 
-			/*
-			 * commit_siblings only acts through commit_delay: a session
-			 * that pins its own commit_delay keeps its own siblings too,
-			 * or the pilot's gather value (0) would make that session's
-			 * delay sleep even for a lone commit.
-			 */
-			if (managed && i == WP_KNOB_COMMIT_SIBLINGS &&
-				wp_settings_source(WP_KNOB_COMMIT_DELAY) > PGC_S_DYNAMIC_DEFAULT)
-				value = wp_settings_boot_value(i);
-
+			if (!wanted_value(i, managed, targets, &value) ||
+				value == wp_settings_current(i))
+				continue;
 			snprintf(buf, sizeof(buf), "%d", value);
-			(void) set_config_option(knob_names[i], buf,
-									 PGC_SUSET, PGC_S_DYNAMIC_DEFAULT,
-									 GUC_ACTION_SET, true, WARNING, false);
+			if (set_config_option(knob_names[i], buf,
+								  PGC_SUSET, PGC_S_DYNAMIC_DEFAULT,
+								  GUC_ACTION_SET, true, WARNING,
+								  false) == 0)
+				ok = false;
 		}
 	}
+	if (!ok)
+		return false;
 	applied_managed = managed;
 	applied_generation = generation;
+	applied_owned = owned;
+	return true;
+}
+
+/*
+ * wp_settings_session_view
+ *		For walpilot.settings: the value this session's next commit runs
+ *		with (what the applier will have made it by then), and who owns
+ *		the knob there: "dba" (the session, its role or database, or the
+ *		configuration set this knob or its pair partner), "walpilot" (a
+ *		published target is in force), or "default".  Applies nothing.
+ */
+void
+wp_settings_session_view(WpKnob knob, int *effective, const char **owner)
+{
+	bool		managed = false;
+	int32		targets[WP_NUM_KNOBS];
+	int			value;
+
+	if (settings == NULL || !wp_settings_target(&managed, targets, NULL))
+		managed = false;
+	if (!managed && !applied_managed)
+		*effective = wp_settings_current(knob);
+	else if (wanted_value(knob, managed, targets, &value))
+		*effective = value;
+	else
+		*effective = wp_settings_current(knob);
+
+	if (pair_owned_by_session())
+		*owner = "dba";
+	else if (managed)
+		*owner = "walpilot";
+	else
+		*owner = "default";
 }
 
 /*
@@ -288,9 +401,35 @@ wp_settings_configured(WpKnob knob, bool *pinned)
 	LWLockAcquire(wp_shared->lock, LW_SHARED);
 	v = settings->configured[knob];
 	if (pinned)
-		*pinned = settings->configured_pinned[knob];
+		*pinned = settings->configured_pinned[WP_KNOB_COMMIT_DELAY] ||
+			settings->configured_pinned[WP_KNOB_COMMIT_SIBLINGS];
 	LWLockRelease(wp_shared->lock);
 	return v;
+}
+
+/*
+ * wp_settings_pinned_by
+ *		Which knob of the pair the configuration sets ("commit_delay",
+ *		"commit_siblings", both named when both are), or NULL when neither:
+ *		for the controller's hold-off reason.  Returns a constant string.
+ */
+const char *
+wp_settings_pinned_by(void)
+{
+	bool		d,
+				s;
+
+	LWLockAcquire(wp_shared->lock, LW_SHARED);
+	d = settings->configured_pinned[WP_KNOB_COMMIT_DELAY];
+	s = settings->configured_pinned[WP_KNOB_COMMIT_SIBLINGS];
+	LWLockRelease(wp_shared->lock);
+	if (d && s)
+		return "commit_delay and commit_siblings";
+	if (d)
+		return "commit_delay";
+	if (s)
+		return "commit_siblings";
+	return NULL;
 }
 
 /*
@@ -379,4 +518,57 @@ wp_settings_delay_managed(void)
 
 	return wp_settings_target(&managed, targets, NULL) && managed &&
 		targets[WP_KNOB_COMMIT_DELAY] > 0;
+}
+
+/*
+ * wp_settings_extension_dropped
+ *		A DROP EXTENSION walpilot committed in "database" (commit path, at
+ *		XACT_EVENT_COMMIT: no catalog access, no error).
+ *
+ * What a DROP means while walpilot stays preloaded: the DBA took walpilot
+ * out of one database, so it stops changing settings for a while -- as
+ * walpilot.revert() does, cluster-wide, because commit_delay is one
+ * setting for the whole cluster whatever database a session is in.  The
+ * configured values go back at once, the pilot holds off for
+ * walpilot.tune_interval, and the drop (database, time) stays on record
+ * for the status.  To stop tuning for good, set walpilot.mode.
+ */
+void
+wp_settings_extension_dropped(const char *database)
+{
+	if (settings == NULL)
+		return;
+	LWLockAcquire(wp_shared->lock, LW_EXCLUSIVE);
+	settings->drop_at = GetCurrentTimestamp();
+	strlcpy(settings->drop_database, database,
+			sizeof(settings->drop_database));
+	LWLockRelease(wp_shared->lock);
+	{
+		char		by[128];
+
+		snprintf(by, sizeof(by), "DROP EXTENSION walpilot in database %s",
+				 database);
+		wp_pilot_request_hold_off(by, 0);
+	}
+	wp_server_settings_request_revert();
+}
+
+/*
+ * wp_settings_last_drop
+ *		The last committed DROP EXTENSION walpilot since the server started:
+ *		when and in which database.  False when there was none.
+ */
+bool
+wp_settings_last_drop(TimestampTz *at, char *database, size_t len)
+{
+	bool		found;
+
+	LWLockAcquire(wp_shared->lock, LW_SHARED);
+	found = settings->drop_at != 0;
+	if (at)
+		*at = settings->drop_at;
+	if (database && len > 0)
+		strlcpy(database, found ? settings->drop_database : "", len);
+	LWLockRelease(wp_shared->lock);
+	return found;
 }

@@ -15,8 +15,10 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "commands/dbcommands.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/guc_tables.h"
 #include "utils/jsonb.h"
@@ -27,7 +29,12 @@
 PG_FUNCTION_INFO_V1(walpilot_status_data);
 PG_FUNCTION_INFO_V1(walpilot_reset);
 
-#define WP_STATUS_COLS	14
+/*
+ * The 0.1 declaration has the first 14 columns; 0.2 adds pilot_reason and
+ * the gather wake-up counters.
+ */
+#define WP_STATUS_COLS_0_1	14
+#define WP_STATUS_COLS	17
 
 /*
  * walpilot_status_data
@@ -46,13 +53,15 @@ walpilot_status_data(PG_FUNCTION_ARGS)
 	char		pilot_state[64];
 	char		pilot_current[64];
 	char		pilot_candidate[64];
+	char		pilot_reason[256];
 	int			i = 0;
 
 	wp_require_shared_state();
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
-	if (tupdesc->natts != WP_STATUS_COLS)
+	if (tupdesc->natts != WP_STATUS_COLS &&
+		tupdesc->natts != WP_STATUS_COLS_0_1)
 		elog(ERROR, "walpilot_status_data: expected %d columns, got %d",
 			 WP_STATUS_COLS, tupdesc->natts);
 
@@ -99,6 +108,19 @@ walpilot_status_data(PG_FUNCTION_ARGS)
 		values[i++] = CStringGetTextDatum(pilot_candidate);
 	else
 		nulls[i++] = true;
+	wp_pilot_reason(0, pilot_reason, sizeof(pilot_reason));
+	if (pilot_reason[0] != '\0')
+		values[i++] = CStringGetTextDatum(pilot_reason);
+	else
+		nulls[i++] = true;
+	{
+		uint64		sent,
+					misdirected;
+
+		wp_gather_wakeup_counts(&sent, &misdirected);
+		values[i++] = Int64GetDatum((int64) sent);
+		values[i++] = Int64GetDatum((int64) misdirected);
+	}
 	Assert(i == WP_STATUS_COLS);
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
@@ -166,38 +188,27 @@ Datum
 walpilot_settings_data(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	bool		managed;
-	int32		targets[WP_NUM_KNOBS];
 	int			k;
 
 	wp_require_shared_state();
 	wp_init_materialized_srf(fcinfo);
 
-	/* show this session as it will be at its next commit */
-	wp_settings_apply_in_backend();
-	if (!wp_settings_target(&managed, targets, NULL))
-		managed = false;
-
+	/* this session as its next commit runs (a reader applies nothing) */
 	for (k = 0; k < WP_NUM_KNOBS; k++)
 	{
 		Datum		values[5];
 		bool		nulls[5];
 		GucSource	source = wp_settings_source(k);
-		bool		pinned;
-		int			configured = wp_settings_configured(k, &pinned);
+		int			configured = wp_settings_configured(k, NULL);
+		int			effective;
 		const char *owner;
 
 		memset(nulls, 0, sizeof(nulls));
-		if (source > PGC_S_DYNAMIC_DEFAULT)
-			owner = "dba";
-		else if (managed && source == PGC_S_DYNAMIC_DEFAULT)
-			owner = "walpilot";
-		else
-			owner = "default";
+		wp_settings_session_view(k, &effective, &owner);
 
 		values[0] = CStringGetTextDatum(wp_settings_knob_name(k));
 		values[1] = CStringGetTextDatum(psprintf("%d", configured));
-		values[2] = CStringGetTextDatum(psprintf("%d", wp_settings_current(k)));
+		values[2] = CStringGetTextDatum(psprintf("%d", effective));
 		values[3] = CStringGetTextDatum(GucSource_Names[source]);
 		values[4] = CStringGetTextDatum(owner);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
@@ -214,8 +225,16 @@ walpilot_settings_data(PG_FUNCTION_ARGS)
 Datum
 walpilot_revert(PG_FUNCTION_ARGS)
 {
+	char		by[128];
+	char	   *user;
+	char	   *db;
+
 	wp_require_shared_state();
-	wp_pilot_request_revert();
+	user = GetUserNameFromId(GetUserId(), true);
+	db = get_database_name(MyDatabaseId);
+	snprintf(by, sizeof(by), "walpilot.revert() by %s in database %s",
+			 user ? user : "?", db ? db : "?");
+	wp_pilot_request_hold_off(by, 0);
 	wp_server_settings_request_revert();
 	PG_RETURN_VOID();
 }

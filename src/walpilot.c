@@ -31,7 +31,6 @@ PG_MODULE_MAGIC;
 
 /*---- GUC variables ----*/
 int			wp_mode = WP_MODE_OBSERVE;
-char	   *wp_database = NULL;
 int			wp_sample_interval_ms = 10;
 int			wp_history_size_s = 3600;
 
@@ -57,27 +56,6 @@ wp_mode_name(int mode)
 			return e->name;
 	}
 	return "unknown";
-}
-
-/*
- * check_database
- *		walpilot.database must name something that can be a database.
- */
-static bool
-check_database(char **newval, void **extra, GucSource source)
-{
-	if (*newval == NULL || (*newval)[0] == '\0')
-	{
-		GUC_check_errdetail("The database name must not be empty.");
-		return false;
-	}
-	if (strlen(*newval) >= NAMEDATALEN)
-	{
-		GUC_check_errdetail("The database name must be shorter than %d bytes.",
-							NAMEDATALEN);
-		return false;
-	}
-	return true;
 }
 
 /*
@@ -110,15 +88,6 @@ define_gucs(void)
 							 PGC_SIGHUP,
 							 0,
 							 NULL, NULL, NULL);
-
-	DefineCustomStringVariable("walpilot.database",
-							   gettext_noop("Database the walpilot worker connects to when it needs one."),
-							   NULL,
-							   &wp_database,
-							   "postgres",
-							   PGC_POSTMASTER,
-							   0,
-							   check_database, NULL, NULL);
 
 	DefineCustomIntVariable("walpilot.sample_interval",
 							gettext_noop("Time between two wait-event samples of every process."),
@@ -221,7 +190,8 @@ static object_access_hook_type prev_object_access_hook = NULL;
 
 /*
  * wp_object_access
- *		DROP EXTENSION walpilot puts every setting walpilot manages back.
+ *		DROP EXTENSION walpilot puts every setting walpilot manages back
+ *		when its transaction commits (commit_path.c).
  */
 static void
 wp_object_access(ObjectAccessType access, Oid classId, Oid objectId,
@@ -232,10 +202,7 @@ wp_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 
 	if (access == OAT_DROP && classId == ExtensionRelationId &&
 		objectId == get_extension_oid("walpilot", true))
-	{
-		wp_pilot_request_revert();
-		wp_server_settings_request_revert();
-	}
+		wp_commit_path_note_extension_drop();	/* acts at commit */
 }
 
 /*
@@ -257,7 +224,7 @@ _PG_init(void)
 	wp_shmem_install_hooks();
 	wp_checkpoints_install_hooks();
 	wp_worker_register();
-	wp_commit_timing_register();
+	wp_commit_path_register();
 	wp_server_settings_install_exit_hook();
 
 	prev_object_access_hook = object_access_hook;

@@ -59,7 +59,6 @@ typedef struct WpSharedState
 
 /*---- walpilot.c: GUC variables ----*/
 extern int	wp_mode;
-extern char *wp_database;
 extern int	wp_sample_interval_ms;
 extern int	wp_history_size_s;
 
@@ -104,7 +103,14 @@ extern GucSource wp_settings_source(WpKnob knob);
 extern void wp_settings_publish(bool managed, const int32 *targets);
 extern bool wp_settings_target(bool *managed, int32 *targets,
 							   uint32 *generation);
-extern void wp_settings_apply_in_backend(void);
+extern bool wp_settings_apply_in_backend(void);
+extern bool wp_settings_session_owns_pair(void);
+extern void wp_settings_session_view(WpKnob knob, int *effective,
+									 const char **owner);
+extern const char *wp_settings_pinned_by(void);
+extern void wp_settings_extension_dropped(const char *database);
+extern bool wp_settings_last_drop(TimestampTz *at, char *database,
+								  size_t len);
 extern void wp_settings_note_configured(void);
 extern bool wp_settings_delay_managed(void);
 extern int	wp_settings_configured(WpKnob knob, bool *pinned);
@@ -114,7 +120,37 @@ extern uint64 wp_decision_log(const char *setting, const char *old_value,
 extern void wp_decision_set_outcome(uint64 id, const char *outcome);
 extern int	wp_decisions_copy(WpDecision **out);
 
-/*---- pilot_commit_delay.c ----*/
+/*---- commit_path.c: the transaction callback and its observers ----*/
+
+/*
+ * What one top-level commit is, handed to every commit-path observer.
+ * Filled at PRE_COMMIT (has_xid, durable); commit timing adds start, end
+ * and led_flush at COMMIT, before the observers after it run.
+ */
+typedef struct WpCommitContext
+{
+	bool		has_xid;		/* the transaction has a top-level xid */
+	bool		durable;		/* it waits for its commit record's flush */
+	TimestampTz start;			/* the server's stop stamp; 0: untimed */
+	TimestampTz end;			/* commit timing's end stamp; 0: untimed */
+	bool		led_flush;		/* this backend did the WAL sync */
+} WpCommitContext;
+
+extern void wp_commit_path_register(void);
+extern void wp_commit_path_note_extension_drop(void);
+
+/*---- gather.c: the pilot's backend side ----*/
+extern Size wp_gather_shmem_size(void);
+extern void wp_gather_shmem_init(void);
+extern void wp_gather_pre_commit(const WpCommitContext *ctx);
+extern void wp_gather_end(const WpCommitContext *ctx);
+extern void wp_gather_set_enabled(bool on);
+extern uint32 wp_gather_group(void);
+extern void wp_gather_update_group(double commit_p50_us);
+extern void wp_gather_wake_backend(int slot, int pid, uint64 arrival_us);
+extern void wp_gather_wakeup_counts(uint64 *sent, uint64 *misdirected);
+
+/*---- pilot_commit_delay.c: the pilot's controller ----*/
 extern bool wp_tune_commit_delay;
 extern int	wp_commit_delay_max_us;
 extern int	wp_max_latency_regression_pct;
@@ -122,9 +158,6 @@ extern int	wp_tune_interval_s;
 
 extern Size wp_pilot_shmem_size(void);
 extern void wp_pilot_shmem_init(void);
-extern void wp_pilot_define_gucs(void);
-extern void wp_pilot_before_commit(bool durable);
-extern void wp_pilot_after_commit(TimestampTz end);
 extern void wp_pilot_tick(TimestampTz now);
 extern void wp_pilot_stop(const char *why);
 extern void wp_pilot_worker_start(void);
@@ -179,6 +212,11 @@ extern void wp_flush_pilot_stop(const char *why);
 extern void wp_flush_pilot_describe(char *st, char *cur, char *reason,
 									size_t len);
 
+/*---- pilot.c: the generic pilot controller (pilot.h has its table) ----*/
+extern bool wp_pilot_trial_running(void);
+extern void wp_pilot_request_hold_off(const char *by, TimestampTz until);
+extern void wp_pilot_reason(int pilot, char *buf, size_t len);
+
 /*---- probe.c: storage probe, sleep probe and flush-latency estimate ----*/
 extern int	wp_probe_interval_s;
 
@@ -222,8 +260,8 @@ extern bool wp_checkpoint_next_done(uint64 after_seq,
  * Per-second commit data, owned by the commit-timing/timeline instrument.
  *
  * The checkpoint records (commits and commit latency during a checkpoint,
- * stall seconds) and the "flush leader" flush-latency estimate read the
- * per-second timeline only through these two functions.  Each returns
+ * stall seconds) read the per-second timeline only through these two
+ * functions.  Each returns
  * false (or -1) when the data is unknown: not collected, not yet
  * complete, or already rotated out of the history; the caller then shows
  * NULL.  Both may be called from the worker only, outside any lock of
@@ -236,10 +274,6 @@ extern bool wp_checkpoint_next_done(uint64 after_seq,
  * seconds from "from" (rounded down) up to "to" (exclusive), one count per
  * second into counts[0 .. max_seconds); returns the number of seconds
  * filled, or -1 when unknown.
- *
- * wp_commit_flush_leader_us: the current estimate of one WAL flush as the
- * flush leaders' commits see it (p50, microseconds) and how many flushes
- * it rests on.
  */
 typedef struct WpCommitWindow
 {
@@ -252,7 +286,6 @@ extern bool wp_commit_window(TimestampTz from, TimestampTz to,
 							 WpCommitWindow *out);
 extern int	wp_commit_seconds_between(TimestampTz from, TimestampTz to,
 									  uint64 *counts, int max_seconds);
-extern bool wp_commit_flush_leader_us(double *p50_us, uint64 *flushes);
 
 /*---- commit_timing.c ----*/
 
@@ -279,7 +312,9 @@ typedef struct WpCommitTotals
 
 extern Size wp_commit_timing_shmem_size(void);
 extern void wp_commit_timing_shmem_init(void);
-extern void wp_commit_timing_register(void);
+extern void wp_commit_timing_pre_commit(const WpCommitContext *ctx);
+extern void wp_commit_timing_commit(WpCommitContext *ctx);
+extern void wp_commit_timing_abort(WpCommitContext *ctx);
 extern void wp_commit_timing_reset(void);
 extern void wp_commit_totals(WpCommitTotals *out);
 extern void wp_commit_totals_raw(WpCommitTotals *out);
@@ -291,7 +326,7 @@ extern int64 wp_hist_upper_us(int bucket);
 extern double wp_hist_percentile(const uint64 *hist, uint64 total,
 								 double fraction, uint64 max_us);
 
-/* Worker side: per-second harvest of the per-backend slots. */
+/* Worker side: deltas of the per-backend slots. */
 typedef struct WpCommitSecond
 {
 	uint64		durable;
@@ -301,7 +336,15 @@ typedef struct WpCommitSecond
 	uint64		hist[WP_HIST_BUCKETS];
 } WpCommitSecond;
 
-extern void wp_commit_harvest(WpCommitSecond *out);
+/* The readers of the commit slots' deltas (all in the worker). */
+typedef enum WpCommitReader
+{
+	WP_COMMIT_READER_TIMELINE,
+	WP_COMMIT_READER_PILOT,
+	WP_COMMIT_NUM_READERS
+} WpCommitReader;
+
+extern void wp_commit_take(WpCommitReader reader, WpCommitSecond *out);
 
 /*---- sampler.c / timeline.c ----*/
 

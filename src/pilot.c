@@ -1,0 +1,1055 @@
+/*-------------------------------------------------------------------------
+ *
+ * pilot.c
+ *		The generic pilot controller: idle / trial / hold, driven by a
+ *		per-knob table (pilot.h).
+ *
+ * Idle: the configured value is in force.  When the knob's engage test
+ * says for WP_ENGAGE_WINDOWS windows in a row that the load is one the
+ * knob can help, and its confirm step agrees, a search begins.
+ *
+ * Search: trials of the knob's candidates, in step order, each against
+ * the choice in force (trial.c: ABBA windows, paired t, early verdict,
+ * the p99 bound).  A winner becomes the current choice; the search goes
+ * on with the next step.  A search that starts while a choice is held (a
+ * shift in the load) keeps that choice in force and tests it first,
+ * against the configured value; a candidate that lost clearly before is
+ * skipped unless what the verdict depends on (the knob's context: flush
+ * time, group size) moved by more than WP_PILOT_CONTEXT_MOVE.
+ *
+ * The p99 bound binds in every trial: the configured value's p99 is
+ * measured in the first trial of every search (the configured value is
+ * its current arm) and bounds every later trial of that search.
+ *
+ * Hold: the choice stays in force.  Every walpilot.tune_interval it is
+ * re-checked against the configured value (a trial in which it must not
+ * lose and must stay within the p99 bound); a shift of the load level or
+ * latency by WP_SHIFT_RATIO for WP_SHIFT_WINDOWS windows starts a new
+ * search; WP_IDLE_FALLBACK windows without load put the configured value
+ * back, and the pilot re-engages as soon as the load returns.
+ *
+ * Every trial ends with an outcome -- also one interrupted by a revert,
+ * DROP EXTENSION, a mode change or the worker's exit -- and every change,
+ * trial and hold-off is a decision row and a LOG line.  Rows name what
+ * was really in force.  Why a pilot is idle or holding is published as
+ * walpilot.status.pilot_reason.
+ *
+ * IDENTIFICATION
+ *	  src/pilot.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/xlog.h"
+#include "miscadmin.h"
+#include "storage/shmem.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/timestamp.h"
+
+#include "pilot.h"
+
+/* GUC variables shared by every pilot */
+int			wp_max_latency_regression_pct = 10;
+int			wp_tune_interval_s = 600;
+
+#define WP_ENGAGE_WINDOWS		3
+#define WP_SHIFT_RATIO			1.35
+#define WP_SHIFT_WINDOWS		5
+#define WP_IDLE_FALLBACK		10
+#define WP_PILOT_CONTEXT_MOVE	0.25
+
+/* the knobs, in the order their controllers run */
+static const WpPilotDef *const pilot_defs[] = {
+	&wp_pilot_commit_delay,
+};
+
+#define WP_NUM_PILOTS	((int) lengthof(pilot_defs))
+
+/* What a pilot publishes for walpilot.status; under wp_shared->lock. */
+typedef struct WpPilotPublic
+{
+	char		state[16];
+	char		current[WP_PILOT_TEXT];
+	char		candidate[WP_PILOT_TEXT];
+	char		reason[WP_PILOT_REASON];
+} WpPilotPublic;
+
+typedef struct WpPilotShared
+{
+	/* a hold-off requested from SQL (revert(), DROP EXTENSION) */
+	pg_atomic_uint32 hold_requested;
+	TimestampTz hold_until;		/* under lock; 0: tune_interval from now */
+	char		hold_by[128];	/* under lock */
+	WpPilotPublic pub[WP_NUM_PILOTS];
+} WpPilotShared;
+
+static WpPilotShared *pilot_shared = NULL;
+
+typedef enum WpPilotState
+{
+	WP_PS_IDLE,
+	WP_PS_TRIAL,
+	WP_PS_HOLD
+} WpPilotState;
+
+typedef enum WpTrialKind
+{
+	WP_TK_CANDIDATE,			/* a search step against the current choice */
+	WP_TK_SEARCH_HELD,			/* a search's first trial: the held choice */
+	WP_TK_RECHECK				/* tune_interval: the held choice again */
+} WpTrialKind;
+
+/* worker-local state of one pilot */
+typedef struct WpPilotRun
+{
+	const WpPilotDef *def;
+	WpPilotState state;
+	bool		managing;		/* a value other than the configured one is
+								 * published */
+	WpPilotValue configured;
+	WpPilotValue current;		/* the choice between trial windows */
+	WpPilotValue in_force;		/* what was last applied */
+	WpPilotValue candidate;
+	bool		stopped;		/* not tuning (mode, pin, ...): reason set */
+
+	int			engage_streak;
+	int			idle_streak;
+	int			shift_streak;
+	double		level_metric;
+	double		level_p50;
+	TimestampTz hold_since;		/* HOLD: when the re-check clock started */
+	TimestampTz hold_from;		/* a hold-off began (0: none) ... */
+	TimestampTz hold_fixed;		/* ... until this, or (0) tune_interval */
+	char		hold_why[160];
+
+	/* the search */
+	WpPilotLoad load;			/* at engage time */
+	int			step;			/* next step */
+	int			trials_in_search;
+	double		configured_p99_us;	/* this search's, 0 = not yet */
+	int			skip_step;		/* tested as the held choice: not again */
+	bool		lost[WP_PILOT_MAX_STEPS];
+	TimestampTz lost_at[WP_PILOT_MAX_STEPS];
+	double		lost_context[WP_PILOT_MAX_STEPS][WP_PILOT_CONTEXTS];
+
+	/* the trial */
+	WpTrial		trial;
+	WpTrialKind kind;
+	int			trial_step;
+	uint64		trial_decision;
+	bool		trial_open;		/* trial_decision has no outcome yet */
+
+	char		reason[WP_PILOT_REASON];
+} WpPilotRun;
+
+static WpPilotRun runs[WP_NUM_PILOTS];
+static bool runs_ready = false;
+
+Size
+wp_pilot_shmem_size(void)
+{
+	return MAXALIGN(sizeof(WpPilotShared));
+}
+
+void
+wp_pilot_shmem_init(void)
+{
+	bool		found;
+	int			i;
+
+	pilot_shared = ShmemInitStruct("walpilot pilots", sizeof(WpPilotShared),
+								   &found);
+	if (!found)
+	{
+		memset(pilot_shared, 0, sizeof(WpPilotShared));
+		pg_atomic_init_u32(&pilot_shared->hold_requested, 0);
+		for (i = 0; i < WP_NUM_PILOTS; i++)
+		{
+			strlcpy(pilot_shared->pub[i].state, "idle",
+					sizeof(pilot_shared->pub[i].state));
+			strlcpy(pilot_shared->pub[i].reason, "the worker has not started",
+					sizeof(pilot_shared->pub[i].reason));
+		}
+	}
+}
+
+/*---- evidence: JSON objects built by the server's jsonb code ----*/
+
+typedef struct WpEvidence
+{
+	JsonbParseState *state;
+} WpEvidence;
+
+static void
+ev_begin(WpEvidence *e)
+{
+	e->state = NULL;
+	(void) pushJsonbValue(&e->state, WJB_BEGIN_OBJECT, NULL);
+}
+
+static void
+ev_key(WpEvidence *e, const char *key)
+{
+	JsonbValue	k;
+
+	k.type = jbvString;
+	k.val.string.val = (char *) key;
+	k.val.string.len = strlen(key);
+	(void) pushJsonbValue(&e->state, WJB_KEY, &k);
+}
+
+static void
+ev_num(WpEvidence *e, const char *key, double x)
+{
+	JsonbValue	v;
+
+	ev_key(e, key);
+	if (isfinite(x))
+	{
+		v.type = jbvNumeric;
+		v.val.numeric = DatumGetNumeric(DirectFunctionCall1(float8_numeric,
+															Float8GetDatum(rint(x * 1000.0) / 1000.0)));
+	}
+	else
+		v.type = jbvNull;
+	(void) pushJsonbValue(&e->state, WJB_VALUE, &v);
+}
+
+static void
+ev_str(WpEvidence *e, const char *key, const char *s)
+{
+	JsonbValue	v;
+
+	ev_key(e, key);
+	v.type = jbvString;
+	v.val.string.val = (char *) s;
+	v.val.string.len = strlen(s);
+	(void) pushJsonbValue(&e->state, WJB_VALUE, &v);
+}
+
+static void
+ev_bool(WpEvidence *e, const char *key, bool b)
+{
+	JsonbValue	v;
+
+	ev_key(e, key);
+	v.type = jbvBool;
+	v.val.boolean = b;
+	(void) pushJsonbValue(&e->state, WJB_VALUE, &v);
+}
+
+static void
+ev_load(WpEvidence *e, const WpPilotLoad *load)
+{
+	int			i;
+
+	for (i = 0; i < load->nvalues && i < (int) lengthof(load->names); i++)
+		ev_num(e, load->names[i], load->values[i]);
+}
+
+/* the object as text (palloc'd, in the worker's tick context) */
+static char *
+ev_end(WpEvidence *e)
+{
+	JsonbValue *res = pushJsonbValue(&e->state, WJB_END_OBJECT, NULL);
+
+	return JsonbToCString(NULL, &JsonbValueToJsonb(res)->root, 0);
+}
+
+/*---- helpers ----*/
+
+static bool
+value_equal(const WpPilotValue *a, const WpPilotValue *b)
+{
+	return memcmp(a, b, sizeof(WpPilotValue)) == 0;
+}
+
+static void
+describe(WpPilotRun *r, const WpPilotValue *v, char *buf)
+{
+	r->def->describe(v, buf, WP_PILOT_TEXT);
+}
+
+static void
+format_time(TimestampTz t, char *buf, size_t len)
+{
+	strlcpy(buf, timestamptz_to_str(t), len);
+}
+
+/*
+ * publish
+ *		The pilot's state for walpilot.status.
+ */
+static void
+publish(int i)
+{
+	WpPilotRun *r = &runs[i];
+	WpPilotPublic pub;
+
+	memset(&pub, 0, sizeof(pub));
+	strlcpy(pub.state, r->state == WP_PS_IDLE ? "idle" :
+			r->state == WP_PS_HOLD ? "hold" :
+			r->kind == WP_TK_RECHECK ? "re-check" : "trial",
+			sizeof(pub.state));
+	describe(r, &r->current, pub.current);
+	if (r->state == WP_PS_TRIAL)
+		describe(r, &r->candidate, pub.candidate);
+	strlcpy(pub.reason, r->reason, sizeof(pub.reason));
+
+	LWLockAcquire(wp_shared->lock, LW_EXCLUSIVE);
+	pilot_shared->pub[i] = pub;
+	LWLockRelease(wp_shared->lock);
+}
+
+static void
+apply(WpPilotRun *r, const WpPilotValue *v)
+{
+	bool		is_configured = value_equal(v, &r->configured);
+
+	r->def->apply(v, is_configured);
+	r->in_force = *v;
+	r->managing = !is_configured;
+}
+
+/*
+ * close_trial
+ *		Give the open trial row its outcome (and say it in the log).
+ */
+static void
+close_trial(WpPilotRun *r, const char *outcome)
+{
+	if (!r->trial_open)
+		return;
+	r->trial_open = false;
+	wp_decision_set_outcome(r->trial_decision, outcome);
+	ereport(LOG,
+			(errmsg("walpilot trial on %s ended: %s", r->def->name, outcome)));
+}
+
+/*
+ * fall_back
+ *		Put the configured value back and go idle, with a decision row
+ *		naming what was really in force.  An open trial is closed as
+ *		interrupted first.
+ */
+static void
+fall_back(WpPilotRun *r, const char *reason)
+{
+	char		from[WP_PILOT_TEXT];
+	char		to[WP_PILOT_TEXT];
+
+	if (r->trial_open)
+	{
+		char		outcome[160];
+
+		snprintf(outcome, sizeof(outcome), "interrupted: %s", reason);
+		close_trial(r, outcome);
+	}
+	if (r->managing || !value_equal(&r->in_force, &r->configured))
+	{
+		describe(r, &r->in_force, from);
+		describe(r, &r->configured, to);
+		wp_decision_log(r->def->name, from, to, reason, NULL);
+	}
+	apply(r, &r->configured);
+	r->current = r->configured;
+	r->state = WP_PS_IDLE;
+	r->engage_streak = 0;
+	r->idle_streak = 0;
+	r->shift_streak = 0;
+}
+
+static TimestampTz
+tune_interval_from(TimestampTz t)
+{
+	return t + (TimestampTz) wp_tune_interval_s * USECS_PER_SEC;
+}
+
+/*
+ * hold_end
+ *		When the hold-off ends (0: none).  walpilot.tune_interval is read
+ *		per call, so a reload that shortens it ends a running hold-off.
+ */
+static TimestampTz
+hold_end(WpPilotRun *r)
+{
+	if (r->hold_from == 0)
+		return 0;
+	return r->hold_fixed != 0 ? r->hold_fixed : tune_interval_from(r->hold_from);
+}
+
+/*
+ * hold_off
+ *		No new search before until (0: walpilot.tune_interval from now); a
+ *		decision row and a LOG line say why.
+ */
+static void
+hold_off(WpPilotRun *r, TimestampTz until, const char *why,
+		 const char *evidence)
+{
+	char		t[64];
+	char		reason[160];
+
+	r->hold_from = GetCurrentTimestamp();
+	r->hold_fixed = until;
+	strlcpy(r->hold_why, why, sizeof(r->hold_why));
+	format_time(hold_end(r), t, sizeof(t));
+	snprintf(reason, sizeof(reason), "held off until %s%s: %s", t,
+			 until == 0 ? " (walpilot.tune_interval)" : "", why);
+	wp_decision_log(r->def->name, "-", "-", reason, evidence);
+}
+
+/*---- the search ----*/
+
+/* the search step a value is the candidate of, for this load (-1: none) */
+static int
+step_of(WpPilotRun *r, const WpPilotValue *v)
+{
+	int			step;
+
+	for (step = 0; step < WP_PILOT_MAX_STEPS; step++)
+	{
+		WpPilotValue c;
+		bool		last = false;
+
+		if (r->def->candidate(step, &r->load, &c, &last) &&
+			value_equal(&c, v))
+			return step;
+		if (last)
+			break;
+	}
+	return -1;
+}
+
+/* did this step lose clearly, and has nothing it depends on moved since? */
+static bool
+still_lost(WpPilotRun *r, int step, TimestampTz now)
+{
+	int			k;
+
+	if (step < 0 || step >= WP_PILOT_MAX_STEPS || !r->lost[step])
+		return false;
+	if (now >= tune_interval_from(r->lost_at[step]))
+	{
+		r->lost[step] = false;
+		return false;
+	}
+	for (k = 0; k < WP_PILOT_CONTEXTS; k++)
+	{
+		double		then = r->lost_context[step][k];
+		double		now = r->load.context[k];
+
+		if (then <= 0 || now <= 0)
+			continue;
+		if (now > then * (1 + WP_PILOT_CONTEXT_MOVE) ||
+			now < then / (1 + WP_PILOT_CONTEXT_MOVE))
+		{
+			r->lost[step] = false;
+			return false;
+		}
+	}
+	return true;
+}
+
+static void
+start_trial(WpPilotRun *r, const WpPilotValue *cand, WpTrialKind kind,
+			int step)
+{
+	WpTrialConfig cfg = r->def->trial;
+	WpEvidence	e;
+	char		in_force[WP_PILOT_TEXT];
+	char		other[WP_PILOT_TEXT];
+	const char *reason;
+
+	cfg.max_p99_regression = wp_max_latency_regression_pct / 100.0;
+	cfg.incumbent = (kind != WP_TK_CANDIDATE);
+	wp_trial_begin(&r->trial, &cfg);
+	r->kind = kind;
+	r->trial_step = step;
+	r->candidate = *cand;
+	r->state = WP_PS_TRIAL;
+
+	ev_begin(&e);
+	ev_load(&e, &r->load);
+	ev_num(&e, "pairs", cfg.pairs);
+	if (r->configured_p99_us > 0)
+		ev_num(&e, "p99_us_configured", r->configured_p99_us);
+
+	/*
+	 * The row: what is in force -> what is tried.  Against a held choice
+	 * the configured value is the other arm.
+	 */
+	describe(r, &r->in_force, in_force);
+	if (kind == WP_TK_CANDIDATE)
+	{
+		describe(r, cand, other);
+		reason = r->trials_in_search == 0 ?
+			"trial: the load is one this setting can help" :
+			"trial: next candidate";
+	}
+	else
+	{
+		describe(r, &r->configured, other);
+		reason = kind == WP_TK_RECHECK ?
+			"re-check: the choice in force against the configured setting" :
+			"new search: the choice in force against the configured setting first";
+	}
+	r->trial_decision = wp_decision_log(r->def->name, in_force, other, reason,
+										ev_end(&e));
+	r->trials_in_search++;
+	r->trial_open = true;
+
+	/* window 0 of ABBA runs the current arm: the configured value here */
+	if (kind != WP_TK_CANDIDATE)
+		apply(r, &r->configured);
+}
+
+/*
+ * next_trial
+ *		Start the search's next candidate, or hold what is current.
+ */
+static void
+next_trial(WpPilotRun *r, TimestampTz now)
+{
+	while (r->step < WP_PILOT_MAX_STEPS)
+	{
+		WpPilotValue c;
+		bool		last = false;
+		int			step = r->step++;
+		bool		have = r->def->candidate(step, &r->load, &c, &last);
+
+		if (have && step != r->skip_step &&
+			!value_equal(&c, &r->current) &&
+			!value_equal(&c, &r->configured) && !still_lost(r, step, now))
+		{
+			start_trial(r, &c, WP_TK_CANDIDATE, step);
+			return;
+		}
+		if (last)
+			break;
+	}
+	/* search over */
+	apply(r, &r->current);
+	r->state = WP_PS_HOLD;
+	r->hold_since = now;
+	r->shift_streak = 0;
+	r->idle_streak = 0;
+}
+
+/*
+ * begin_search
+ *		From the configured value (idle) or keeping the held choice.
+ */
+static void
+begin_search(WpPilotRun *r, TimestampTz now)
+{
+	r->step = 0;
+	r->trials_in_search = 0;
+	r->skip_step = -1;
+	r->configured_p99_us = 0;
+	if (r->managing)
+		start_trial(r, &r->current, WP_TK_SEARCH_HELD,
+					step_of(r, &r->current));
+	else
+		next_trial(r, now);
+}
+
+/* remember that a step lost clearly, and what the verdict rested on */
+static void
+note_lost(WpPilotRun *r, int step, TimestampTz now)
+{
+	if (step < 0 || step >= WP_PILOT_MAX_STEPS)
+		return;
+	r->lost[step] = true;
+	r->lost_at[step] = now;
+	memcpy(r->lost_context[step], r->load.context, sizeof(r->load.context));
+}
+
+/*
+ * finish_trial
+ *		Judge the trial, record its outcome on the trial row (one row per
+ *		trial, also for a win), and go on.
+ */
+static void
+finish_trial(WpPilotRun *r, TimestampTz now)
+{
+	WpTrialVerdict v;
+	char		outcome[160];
+	char		tail[112];
+	bool		current_is_configured = (r->kind != WP_TK_CANDIDATE) ||
+		value_equal(&r->current, &r->configured);
+	int			level_arm;
+
+	/*
+	 * The configured value's p99 bounds every trial of the search: its own
+	 * windows' p99 when it is the current arm, else the one measured when
+	 * it was.
+	 */
+	wp_trial_verdict(&r->trial, current_is_configured ? 0 : r->configured_p99_us,
+					 &v);
+	if (current_is_configured)
+		r->configured_p99_us = v.p99_us[0];
+
+	snprintf(tail, sizeof(tail), "x%.2f (t=%.1f, %d pairs), p99 %.0f -> %.0f us (bound %.0f)",
+			 v.ratio, v.t, v.pairs, v.p99_us[0], v.p99_us[1], v.p99_bound_us);
+
+	if (r->kind != WP_TK_CANDIDATE)
+	{
+		/* the held choice was the candidate, the configured value arm A */
+		if (v.keep)
+		{
+			snprintf(outcome, sizeof(outcome), "held choice kept: %s", tail);
+			level_arm = 1;
+		}
+		else
+		{
+			snprintf(outcome, sizeof(outcome), "configured setting restored: %s%s",
+					 tail, v.p99_ok ? "" : " (p99 above the bound)");
+			r->current = r->configured;
+			if (v.worse)
+				note_lost(r, r->trial_step, now);
+			level_arm = 0;
+		}
+		close_trial(r, outcome);
+		apply(r, &r->current);
+		r->level_metric = v.metric_mean[level_arm];
+		r->level_p50 = v.p50_us[level_arm];
+		if (r->kind == WP_TK_SEARCH_HELD)
+		{
+			r->skip_step = r->trial_step;
+			next_trial(r, now);
+		}
+		else if (v.keep)
+		{
+			r->state = WP_PS_HOLD;
+			r->hold_since = now;
+		}
+		else
+		{
+			r->state = WP_PS_IDLE;
+			hold_off(r, 0,
+					 "a re-check found the configured setting as good", NULL);
+		}
+		return;
+	}
+
+	if (v.keep)
+	{
+		snprintf(outcome, sizeof(outcome), "kept: %s%s", tail,
+				 v.better_latency && !v.better ? " (lower p50)" : "");
+		r->current = r->candidate;
+		level_arm = 1;
+	}
+	else
+	{
+		snprintf(outcome, sizeof(outcome), "rejected: %s%s", tail,
+				 v.p99_ok ? "" : " (p99 above the bound)");
+		if (v.worse)
+			note_lost(r, r->trial_step, now);
+		level_arm = 0;
+	}
+	close_trial(r, outcome);
+	apply(r, &r->current);
+	r->level_metric = v.metric_mean[level_arm];
+	r->level_p50 = v.p50_us[level_arm];
+	next_trial(r, now);
+}
+
+/*---- one pilot's step ----*/
+
+/*
+ * not_tuning
+ *		Why this pilot must not tune now (false: it may).  Puts the
+ *		configured value back when it had something else in force.
+ */
+static bool
+not_tuning(WpPilotRun *r, TimestampTz now)
+{
+	char		why[WP_PILOT_REASON];
+
+	char		pin[WP_PILOT_REASON];
+	bool		free_to_tune;
+
+	why[0] = pin[0] = '\0';
+	free_to_tune = r->def->configured(&r->configured, pin, sizeof(pin));
+	if (RecoveryInProgress())
+		strlcpy(why, "standby: no trials during recovery", sizeof(why));
+	else if (wp_mode != WP_MODE_TUNE)
+		snprintf(why, sizeof(why), "%s mode: walpilot.mode = '%s'",
+				 wp_mode_name(wp_mode), wp_mode_name(wp_mode));
+	else if (!enableFsync)
+		strlcpy(why, "fsync = off: no WAL flush to tune", sizeof(why));
+	else if (!r->def->enabled(why, sizeof(why)))
+		;
+	else if (!free_to_tune)
+		snprintf(why, sizeof(why), "pinned: %s", pin);
+	if (why[0] == '\0')
+	{
+		if (r->stopped)
+		{
+			r->stopped = false;
+			ereport(LOG,
+					(errmsg("walpilot %s pilot resumes", r->def->name)));
+		}
+		return false;
+	}
+
+	if (r->state != WP_PS_IDLE || r->managing)
+		fall_back(r, why);
+	if (!r->stopped || strcmp(why, r->reason) != 0)
+		ereport(LOG,
+				(errmsg("walpilot %s pilot does not tune", r->def->name),
+				 errdetail_internal("%s", why)));
+	r->stopped = true;
+	r->state = WP_PS_IDLE;
+	r->current = r->configured;
+	strlcpy(r->reason, why, sizeof(r->reason));
+	(void) now;
+	return true;
+}
+
+static void
+pilot_window(WpPilotRun *r, const WpPilotWindow *w, TimestampTz now)
+{
+	WpPilotLoad load;
+	char		t[64];
+
+	memset(&load, 0, sizeof(load));
+	r->def->engage(w, &load);
+
+	switch (r->state)
+	{
+		case WP_PS_IDLE:
+			if (!load.suits)
+			{
+				r->engage_streak = 0;
+				snprintf(r->reason, sizeof(r->reason), "not flush-bound: %s",
+						 load.numbers);
+				break;
+			}
+			if (hold_end(r) > now)
+			{
+				format_time(hold_end(r), t, sizeof(t));
+				snprintf(r->reason, sizeof(r->reason), "held off until %s: %s",
+						 t, r->hold_why);
+				break;
+			}
+			r->hold_from = 0;
+			if (++r->engage_streak < WP_ENGAGE_WINDOWS)
+			{
+				snprintf(r->reason, sizeof(r->reason), "flush-bound for %d s: %s",
+						 r->engage_streak, load.numbers);
+				break;
+			}
+			r->engage_streak = 0;
+			if (r->def->confirm)
+			{
+				char		why[160];
+				bool		measured = false;
+				bool		ok = r->def->confirm(why, sizeof(why), &measured);
+
+				/* the probe loaded the device: start the next window afresh */
+				r->def->restart_window(GetCurrentTimestamp());
+				if (!ok)
+				{
+					WpEvidence	e;
+
+					ev_begin(&e);
+					ev_load(&e, &load);
+					ev_str(&e, "probe", why);
+					ev_bool(&e, "probe_measured", measured);
+					hold_off(r, 0,
+							 measured ? "the probe finds the flush fast" :
+							 "the confirming probe could not measure the flush",
+							 ev_end(&e));
+					format_time(hold_end(r), t, sizeof(t));
+					snprintf(r->reason, sizeof(r->reason),
+							 "%s (%s); held off until %s",
+							 measured ? "flush fast per probe" :
+							 "the confirming probe failed", why, t);
+					break;
+				}
+			}
+			r->load = load;
+			begin_search(r, now);
+			break;
+
+		case WP_PS_TRIAL:
+			if (wp_trial_add_window(&r->trial, w->metric, w->length,
+									w->has_hist ? w->hist : NULL))
+				finish_trial(r, now);
+			else
+				apply(r, wp_trial_window_is_candidate(&r->trial) ?
+					  &r->candidate :
+					  (r->kind == WP_TK_CANDIDATE ? &r->current : &r->configured));
+			if (r->state == WP_PS_TRIAL)
+				snprintf(r->reason, sizeof(r->reason), "%s: %s",
+						 r->kind == WP_TK_RECHECK ? "re-check" : "trial",
+						 r->load.numbers);
+			break;
+
+		case WP_PS_HOLD:
+			if (!load.active)
+			{
+				if (++r->idle_streak >= WP_IDLE_FALLBACK)
+				{
+					/* no hold-off: the pilot re-engages when the load returns */
+					if (r->managing)
+						fall_back(r, "the load is gone: configured setting back until it returns");
+					r->state = WP_PS_IDLE;
+				}
+				snprintf(r->reason, sizeof(r->reason), "holding; no load for %d s: %s",
+						 r->idle_streak, load.numbers);
+				break;
+			}
+			r->idle_streak = 0;
+			if (r->level_metric > 0 &&
+				(w->metric > r->level_metric * WP_SHIFT_RATIO ||
+				 w->metric < r->level_metric / WP_SHIFT_RATIO ||
+				 (r->level_p50 > 0 && (w->p50_us > r->level_p50 * WP_SHIFT_RATIO ||
+									   w->p50_us < r->level_p50 / WP_SHIFT_RATIO))))
+				r->shift_streak++;
+			else
+				r->shift_streak = 0;
+
+			if (r->shift_streak >= WP_SHIFT_WINDOWS)
+			{
+				r->shift_streak = 0;
+				if (load.suits)
+				{
+					/* a new search that keeps the held choice in force */
+					r->load = load;
+					begin_search(r, now);
+				}
+				else if (r->managing)
+					fall_back(r, "the load shifted and is no longer flush-bound");
+				else
+					r->state = WP_PS_IDLE;
+				break;
+			}
+			if (now >= tune_interval_from(r->hold_since))
+			{
+				if (r->managing)
+				{
+					r->load = load;
+					start_trial(r, &r->current, WP_TK_RECHECK,
+								step_of(r, &r->current));
+					break;
+				}
+				/* holding the configured value: look again */
+				r->state = WP_PS_IDLE;
+				memset(r->lost, 0, sizeof(r->lost));
+				break;
+			}
+			{
+				char		cur[WP_PILOT_TEXT];
+				char		next[64];
+
+				describe(r, &r->current, cur);
+				format_time(tune_interval_from(r->hold_since), next, sizeof(next));
+				snprintf(r->reason, sizeof(r->reason),
+						 "holding %s%s; next re-check %s; %s", cur,
+						 r->managing ? "" : " (no candidate beat it)", next,
+						 load.numbers);
+			}
+			break;
+	}
+}
+
+/*
+ * take_hold_request
+ *		A hold-off requested from SQL (revert(), DROP EXTENSION).
+ */
+static void
+take_hold_request(TimestampTz now)
+{
+	TimestampTz until;
+	char		by[128];
+	int			i;
+
+	if (!pg_atomic_exchange_u32(&pilot_shared->hold_requested, 0))
+		return;
+	LWLockAcquire(wp_shared->lock, LW_SHARED);
+	until = pilot_shared->hold_until;
+	strlcpy(by, pilot_shared->hold_by, sizeof(by));
+	LWLockRelease(wp_shared->lock);
+	for (i = 0; i < WP_NUM_PILOTS; i++)
+	{
+		WpPilotRun *r = &runs[i];
+
+		fall_back(r, by);
+		hold_off(r, until, by, NULL);
+		publish(i);
+	}
+}
+
+/*
+ * wp_pilot_tick
+ *		Worker tick: every pilot's per-tick hook, and its controller step
+ *		when its window closes.
+ */
+void
+wp_pilot_tick(TimestampTz now)
+{
+	int			i;
+
+	if (pilot_shared == NULL)
+		return;
+	if (!runs_ready)
+		wp_pilot_worker_start();
+	take_hold_request(now);
+
+	for (i = 0; i < WP_NUM_PILOTS; i++)
+	{
+		WpPilotRun *r = &runs[i];
+		WpPilotWindow *w = palloc0(sizeof(WpPilotWindow));
+
+		if (r->def->tick)
+			r->def->tick(now);
+		if (!r->def->window(now, w))
+			continue;
+		if (!not_tuning(r, now))
+			pilot_window(r, w, now);
+		publish(i);
+	}
+}
+
+/*
+ * wp_pilot_stop
+ *		Worker exit or mode off: put the configured values back now and
+ *		close any open trial.
+ */
+void
+wp_pilot_stop(const char *why)
+{
+	int			i;
+
+	if (pilot_shared == NULL || !runs_ready)
+		return;
+	for (i = 0; i < WP_NUM_PILOTS; i++)
+	{
+		WpPilotRun *r = &runs[i];
+
+		if (r->managing || r->state != WP_PS_IDLE || r->trial_open)
+			fall_back(r, why);
+		r->def->withdraw();
+		strlcpy(r->reason, why, sizeof(r->reason));
+		publish(i);
+	}
+}
+
+/*
+ * wp_pilot_worker_start
+ *		A (re)started worker knows nothing of earlier choices: whatever a
+ *		previous worker published is withdrawn first.
+ */
+void
+wp_pilot_worker_start(void)
+{
+	int			i;
+
+	memset(runs, 0, sizeof(runs));
+	for (i = 0; i < WP_NUM_PILOTS; i++)
+	{
+		WpPilotRun *r = &runs[i];
+		char		why[WP_PILOT_REASON];
+
+		r->def = pilot_defs[i];
+		r->def->withdraw();
+		(void) r->def->configured(&r->configured, why, sizeof(why));
+		r->current = r->in_force = r->configured;
+		r->state = WP_PS_IDLE;
+		strlcpy(r->reason, "starting: no window measured yet", sizeof(r->reason));
+		r->def->restart_window(GetCurrentTimestamp());
+		publish(i);
+	}
+	runs_ready = true;
+}
+
+/*
+ * wp_pilot_request_hold_off
+ *		SQL or commit path: put every configured value back at once, and
+ *		have the worker hold every pilot off until `until` (0:
+ *		walpilot.tune_interval from when it sees the request), saying `by`
+ *		(who, where) in its rows and in walpilot.status.pilot_reason.  No
+ *		catalog access, no allocation, no error: callable at
+ *		XACT_EVENT_COMMIT.
+ */
+void
+wp_pilot_request_hold_off(const char *by, TimestampTz until)
+{
+	int			i;
+
+	if (pilot_shared == NULL)
+		return;
+	for (i = 0; i < WP_NUM_PILOTS; i++)
+		pilot_defs[i]->withdraw();
+	LWLockAcquire(wp_shared->lock, LW_EXCLUSIVE);
+	pilot_shared->hold_until = until;
+	strlcpy(pilot_shared->hold_by, by, sizeof(pilot_shared->hold_by));
+	LWLockRelease(wp_shared->lock);
+	pg_atomic_write_u32(&pilot_shared->hold_requested, 1);
+}
+
+/*
+ * wp_pilot_request_revert
+ *		The same, when the caller cannot say more.
+ */
+void
+wp_pilot_request_revert(void)
+{
+	wp_pilot_request_hold_off("walpilot.revert() or DROP EXTENSION", 0);
+}
+
+/*
+ * wp_pilot_trial_running
+ *		Is any pilot in a trial?  (The periodic probe waits: it would
+ *		stall a window and load the device.)  Worker only.
+ */
+bool
+wp_pilot_trial_running(void)
+{
+	int			i;
+
+	if (!runs_ready)
+		return false;
+	for (i = 0; i < WP_NUM_PILOTS; i++)
+		if (runs[i].state == WP_PS_TRIAL)
+			return true;
+	return false;
+}
+
+/*
+ * wp_pilot_describe
+ *		The commit_delay pilot's state for walpilot.status.
+ */
+void
+wp_pilot_describe(char *st, char *cur, char *cand, size_t len)
+{
+	LWLockAcquire(wp_shared->lock, LW_SHARED);
+	strlcpy(st, pilot_shared->pub[0].state, len);
+	strlcpy(cur, pilot_shared->pub[0].current, len);
+	strlcpy(cand, pilot_shared->pub[0].candidate, len);
+	LWLockRelease(wp_shared->lock);
+}
+
+/*
+ * wp_pilot_reason
+ *		Why pilot i is idle or holding (walpilot.status.pilot_reason).
+ */
+void
+wp_pilot_reason(int pilot, char *buf, size_t len)
+{
+	if (pilot < 0 || pilot >= WP_NUM_PILOTS)
+	{
+		buf[0] = '\0';
+		return;
+	}
+	LWLockAcquire(wp_shared->lock, LW_SHARED);
+	strlcpy(buf, pilot_shared->pub[pilot].reason, len);
+	LWLockRelease(wp_shared->lock);
+}

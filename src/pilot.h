@@ -1,0 +1,125 @@
+/*-------------------------------------------------------------------------
+ *
+ * pilot.h
+ *		The generic pilot controller and the per-knob table it is driven by.
+ *
+ * A pilot tunes one knob (commit_delay with commit_siblings; checkpoint
+ * flushing) by on-line trials.  pilot.c owns what every pilot does alike:
+ * the idle / trial / hold state machine, engage and idle streaks, shift
+ * detection, the periodic re-check, hold-offs, fall-back to the configured
+ * value, decision rows and the state published for walpilot.status.  A
+ * knob brings a WpPilotDef: its configured value and whether the DBA
+ * pinned it, how to apply and describe a value, its search candidates, its
+ * engage test and its trial window.
+ *
+ * IDENTIFICATION
+ *	  src/pilot.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef WALPILOT_PILOT_H
+#define WALPILOT_PILOT_H
+
+#include "walpilot.h"
+#include "trial.h"
+
+/* a value of a knob: up to four integers, compared as a whole */
+#define WP_PILOT_VALUE_INTS		4
+typedef struct WpPilotValue
+{
+	int32		v[WP_PILOT_VALUE_INTS];
+} WpPilotValue;
+
+/* search candidates a knob may have (steps 0 .. WP_PILOT_MAX_STEPS-1) */
+#define WP_PILOT_MAX_STEPS		8
+
+/* what a verdict depends on: a candidate that lost clearly is not tried
+ * again until one of these moved by more than WP_PILOT_CONTEXT_MOVE */
+#define WP_PILOT_CONTEXTS		2
+
+/* text sizes of the published state */
+#define WP_PILOT_TEXT			64
+#define WP_PILOT_REASON			256
+
+/* One finished window, as a knob's window() measures it. */
+typedef struct WpPilotWindow
+{
+	double		count;			/* events: durable commits, stall seconds */
+	double		length;			/* measured length: seconds or events */
+	double		metric;			/* count / length */
+	double		p50_us;			/* commit latency of the window */
+	bool		has_hist;
+	uint64		hist[WP_HIST_BUCKETS];
+} WpPilotWindow;
+
+/* The engage test's view of the load. */
+typedef struct WpPilotLoad
+{
+	bool		suits;			/* a load this knob can help */
+	bool		active;			/* any load at all (for the idle streak) */
+	double		context[WP_PILOT_CONTEXTS];
+	char		numbers[160];	/* "950 commits/s, flush 8100 us ..." */
+	/* the same as evidence keys and values for the decision rows */
+	int			nvalues;
+	const char *names[6];
+	double		values[6];
+} WpPilotLoad;
+
+typedef struct WpPilotDef
+{
+	const char *name;			/* decision rows, LOG lines */
+	WpTrialConfig trial;		/* max_p99_regression is set per trial */
+
+	/*
+	 * The configured (DBA) value, and whether the DBA pinned the knob
+	 * (then why: which setting, where), in the worker.
+	 */
+	bool		(*configured) (WpPilotValue *value, char *why, size_t len);
+
+	/* may this pilot tune at all (its own GUCs)?  why when not */
+	bool		(*enabled) (char *why, size_t len);
+
+	/* publish a value to the server; configured: the DBA's own value */
+	void		(*apply) (const WpPilotValue *value, bool configured);
+
+	/* withdraw any published value at once (any process, no error) */
+	void		(*withdraw) (void);
+
+	void		(*describe) (const WpPilotValue *value, char *buf, size_t len);
+
+	/*
+	 * Candidate of search step `step` (0, 1, ...), for the load seen at
+	 * engage time; false when the step has no candidate (skipped) and
+	 * *last when no step follows.
+	 */
+	bool		(*candidate) (int step, const WpPilotLoad *load,
+							  WpPilotValue *value, bool *last);
+
+	/* is this window's load one this knob can help? */
+	void		(*engage) (const WpPilotWindow *w, WpPilotLoad *load);
+
+	/*
+	 * Before a search: confirm the engage test by a direct measurement
+	 * (may be NULL).  false stops the search; why says what was found
+	 * (measured: true when a value was measured, false when the
+	 * measurement itself failed).
+	 */
+	bool		(*confirm) (char *why, size_t len, bool *measured);
+
+	/*
+	 * Close a window if one is due at now (false: not yet); restart:
+	 * begin a fresh window now (after something that disturbed it).
+	 */
+	bool		(*window) (TimestampTz now, WpPilotWindow *w);
+	void		(*restart_window) (TimestampTz now);
+
+	/* a cheap per-tick hook (group size), may be NULL */
+	void		(*tick) (TimestampTz now);
+} WpPilotDef;
+
+/* the knobs (pilot_commit_delay.c, ...) */
+extern const WpPilotDef wp_pilot_commit_delay;
+
+/* pilot.c's other entry points are in walpilot.h */
+
+#endif							/* WALPILOT_PILOT_H */

@@ -1,0 +1,111 @@
+# walpilot.status.pilot_reason: why the pilot is idle or holding, for
+# each state -- observe mode, no flush-bound load (with the numbers), a
+# hold-off after revert() (by whom, until when; also a decision row and a
+# LOG line), a pinned commit_delay, fsync = off -- and the 0.1 status
+# declaration still works.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use IPC::Run;
+use Time::HiRes qw(time);
+
+my ($shim) = glob("$ENV{WALPILOT_SRC}/test/emulator/*.so");
+plan skip_all => 'storage emulator not built (make -C test/emulator)'
+  unless defined $shim && -f $shim;
+
+my $node = PostgreSQL::Test::Cluster->new('reason');
+$node->init;
+$node->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'walpilot'
+fsync = on
+walpilot.mode = 'observe'
+max_connections = 40
+});
+{
+	local $ENV{LD_PRELOAD} = $shim;
+	local $ENV{WALPILOT_STORAGE} = "hdd,shm=walpilot-033-$$";
+	$node->start;
+}
+$node->safe_psql('postgres', q{
+CREATE EXTENSION walpilot;
+CREATE TABLE t (id bigserial, v int);
+});
+
+sub start_load
+{
+	my ($clients, $seconds) = @_;
+	my $script = $node->basedir . '/insert.sql';
+	open my $fh, '>', $script or die;
+	print $fh "INSERT INTO t (v) VALUES (1);\n";
+	close $fh;
+	my ($out, $err);
+	return IPC::Run::start(
+		[ 'pgbench', '-n', '-f', $script, '-c', $clients, '-j', 2,
+		  '-T', $seconds, '-h', $node->host, '-p', $node->port, 'postgres' ],
+		'>', \$out, '2>', \$err);
+}
+
+# wait until pilot_reason matches, at most $secs seconds; returns it
+sub reason_like
+{
+	my ($re, $secs) = @_;
+	my $end = time() + $secs;
+	my $r = '';
+	while (time() < $end)
+	{
+		$r = $node->safe_psql('postgres', 'SELECT pilot_reason FROM walpilot.status');
+		return $r if $r =~ $re;
+		select(undef, undef, undef, 0.25);
+	}
+	return $r;
+}
+
+like(reason_like(qr/^observe mode/, 10), qr/^observe mode/,
+	'observe mode: the reason says so');
+
+$node->append_conf('postgresql.conf', "walpilot.mode = 'tune'\n");
+$node->reload;
+like(reason_like(qr/^not flush-bound: .*commits\/s/, 10),
+	qr/^not flush-bound: \d+ commits\/s \(needs \d+\)/,
+	'tune mode without load: not flush-bound, with the numbers');
+
+my $load = start_load(8, 300);
+ok($node->poll_query_until('postgres',
+		q{SELECT pilot_state <> 'idle' FROM walpilot.status}),
+	'a flush-bound load engages the pilot');
+$node->safe_psql('postgres', 'SELECT walpilot.revert()');
+like(reason_like(qr/^held off until/, 10),
+	qr/^held off until .*walpilot\.revert\(\) by \w+ in database postgres/,
+	'after revert(): held off until a time, by whom, where');
+is($node->safe_psql('postgres',
+		q{SELECT count(*) > 0 FROM walpilot.decisions WHERE reason LIKE 'held off until % walpilot.revert()%'}),
+	't', 'the hold-off is a decision row');
+like(slurp_file($node->logfile), qr/walpilot decision on commit_delay: "-" -> "-".*\n.*held off until/,
+	'the hold-off is a LOG line');
+
+$node->safe_psql('postgres', 'ALTER SYSTEM SET commit_delay = 10');
+$node->reload;
+like(reason_like(qr/^pinned/, 10),
+	qr/^pinned: commit_delay is set in the configuration \(commit_delay = 10,/,
+	'commit_delay set by ALTER SYSTEM: pinned, with the value');
+$node->safe_psql('postgres', 'ALTER SYSTEM RESET commit_delay');
+$node->safe_psql('postgres', 'ALTER SYSTEM SET fsync = off');
+$node->reload;
+like(reason_like(qr/^fsync = off/, 10), qr/^fsync = off/, 'fsync = off: the reason says so');
+$node->safe_psql('postgres', 'ALTER SYSTEM RESET fsync');
+$node->reload;
+$load->kill_kill;
+
+# the 0.1 declaration of status_data (an extension not yet updated)
+$node->safe_psql('postgres', 'CREATE DATABASE old');
+$node->safe_psql('old', q{CREATE EXTENSION walpilot VERSION '0.1'});
+is($node->safe_psql('old', q{SELECT count(*) FROM walpilot.status WHERE pilot_state IS NOT NULL}),
+	'1', 'walpilot.status works under the 0.1 declaration');
+$node->safe_psql('old', q{ALTER EXTENSION walpilot UPDATE TO '0.2'});
+isnt($node->safe_psql('old', q{SELECT pilot_reason FROM walpilot.status}), '',
+	'after ALTER EXTENSION UPDATE it has pilot_reason');
+
+$node->stop;
+done_testing();
