@@ -69,7 +69,7 @@ CREATE FUNCTION publish_probe(bool, int, int) RETURNS void
 # what a session's commits run with, after one commit
 my $in_force = "INSERT INTO t VALUES (1);\n"
   . "SELECT current_setting('commit_delay') || '|' || current_setting('commit_siblings')";
-my $view = q{SELECT string_agg(effective_value || '/' || managed_by, '|' ORDER BY name) FROM walpilot.settings};
+my $view = q{SELECT string_agg(effective_value || '/' || managed_by, '|' ORDER BY name) FROM walpilot.settings WHERE name LIKE 'commit%'};
 
 # the pilot's gather pair: delay 1000 (a cap), siblings 0
 $node->safe_psql('postgres', 'SELECT publish_probe(true, 1000, 0)');
