@@ -109,7 +109,7 @@ SET max_parallel_workers = 0;
 SET parallel_setup_cost = 0;
 BEGIN;
 SELECT publish_probe(true, 2000, 0) \\g /dev/null
-SELECT count(*) FROM walpilot.settings;
+SELECT count(*) FROM walpilot.settings WHERE name LIKE 'commit%';
 COMMIT;
 RESET force_parallel_mode;
 $in_force});

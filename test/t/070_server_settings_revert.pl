@@ -109,7 +109,11 @@ sub wait_for_dba_file
 	}
 	ok($ok, "$what: postgresql.auto.conf is byte for byte the DBA's");
 	ok(!-e "$pgdata/pg_walpilot/server_settings",
-		"$what: the record is removed with the last trial value");
+		"$what: the record is removed with the last trial value")
+	  or diag("record: " . (slurp_bytes("$pgdata/pg_walpilot/server_settings") // '')
+		  . "\nfile: " . (slurp_bytes($autoconf) // '')
+		  . "\ndecisions: " . $node->safe_psql('postgres',
+			  "SELECT string_agg(decided_at || ' ' || reason, E'\\n' ORDER BY decided_at) FROM walpilot.decisions WHERE setting = 'checkpoint_flush_after'"));
 }
 
 start_load();
