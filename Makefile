@@ -14,6 +14,8 @@ OBJS = \
 	src/gather.o \
 	src/commit_path.o \
 	src/settings.o \
+	src/settings_server.o \
+	src/pilot_flush.o \
 	src/probe.o \
 	src/checkpoints.o \
 	src/commit_window.o \

@@ -691,6 +691,52 @@ wp_checkpoints_worker_tick(TimestampTz now)
 	fill_commit_columns(now);
 }
 
+/*
+ * wp_checkpoint_next_done
+ *		The oldest finished checkpoint after after_seq whose commit columns
+ *		are filled in (the flush pilot's event windows).  A record still
+ *		waiting for its commit columns stops the scan, so records come in
+ *		order.
+ */
+bool
+wp_checkpoint_next_done(uint64 after_seq, WpCheckpointSummary *out)
+{
+	bool		found = false;
+	uint64		seq;
+
+	if (wp_ckpt == NULL)
+		return false;
+	SpinLockAcquire(&wp_ckpt->mutex);
+	seq = Max(after_seq + 1, wp_ckpt->nrecords > WP_CKPT_HISTORY ?
+			  wp_ckpt->nrecords - WP_CKPT_HISTORY + 1 : 1);
+	if (seq <= wp_ckpt->nrecords)
+	{
+		WpCheckpoint *c = &wp_ckpt->ring[(seq - 1) % WP_CKPT_HISTORY];
+
+		if (c->seq == seq && c->finished_at != 0 &&
+			c->commit_state == WP_CKPT_COMMITS_DONE)
+		{
+			out->seq = c->seq;
+			out->started_at = c->started_at;
+			out->finished_at = c->finished_at;
+			strlcpy(out->reason, c->reason, sizeof(out->reason));
+			out->flush_after_kb = c->flush_after_kb;
+			out->buffers_written = c->buffers_written;
+			out->write_ms = c->write_ms;
+			out->have_window = c->have_window;
+			out->have_stall = c->have_stall;
+			out->commits = c->commits;
+			out->commit_p99_us = c->commit_p99_us;
+			out->commit_p99_us_outside = c->have_outside ?
+				c->commit_p99_us_outside : -1;
+			out->stall_seconds = c->stall_seconds;
+			found = true;
+		}
+	}
+	SpinLockRelease(&wp_ckpt->mutex);
+	return found;
+}
+
 /*---- walpilot.checkpoints ----*/
 
 PG_FUNCTION_INFO_V1(walpilot_checkpoints_data);

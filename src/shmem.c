@@ -59,6 +59,8 @@ wp_shmem_size(void)
 	Size		size = MAXALIGN(sizeof(WpSharedState));
 
 	size = add_size(size, wp_settings_shmem_size());
+	size = add_size(size, wp_server_settings_shmem_size());
+	size = add_size(size, wp_flush_pilot_shmem_size());
 	size = add_size(size, wp_pilot_shmem_size());
 	size = add_size(size, wp_gather_shmem_size());
 	size = add_size(size, wp_probe_shmem_size());
@@ -111,6 +113,8 @@ wp_shmem_startup(void)
 		wp_shared->stats_reset_at = GetCurrentTimestamp();
 	}
 	wp_settings_shmem_init();
+	wp_server_settings_shmem_init();
+	wp_flush_pilot_shmem_init();
 	wp_pilot_shmem_init();
 	wp_gather_shmem_init();
 	wp_probe_shmem_init();

@@ -162,6 +162,32 @@ define_gucs(void)
 							GUC_UNIT_S,
 							check_probe_interval, NULL, NULL);
 
+	DefineCustomBoolVariable("walpilot.tune_checkpoint_flush",
+							 gettext_noop("Lets walpilot tune checkpoint_flush_after in tune mode."),
+							 NULL,
+							 &wp_tune_checkpoint_flush,
+							 true,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
+	DefineCustomIntVariable("walpilot.checkpoint_flush_after_min",
+							gettext_noop("Smallest checkpoint_flush_after walpilot may set."),
+							NULL,
+							&wp_checkpoint_flush_min_kb,
+							0,
+							0, 2048,
+							PGC_SIGHUP,
+							GUC_UNIT_KB,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("walpilot.checkpoint_flush_after_max",
+							gettext_noop("Largest checkpoint_flush_after walpilot may set."),
+							NULL,
+							&wp_checkpoint_flush_max_kb,
+							2048,
+							0, 2048,
+							PGC_SIGHUP,
+							GUC_UNIT_KB,
+							NULL, NULL, NULL);
 	MarkGUCPrefixReserved("walpilot");
 }
 
@@ -204,6 +230,7 @@ _PG_init(void)
 	wp_checkpoints_install_hooks();
 	wp_worker_register();
 	wp_commit_path_register();
+	wp_server_settings_install_exit_hook();
 
 	prev_object_access_hook = object_access_hook;
 	object_access_hook = wp_object_access;

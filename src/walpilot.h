@@ -164,6 +164,54 @@ extern void wp_pilot_worker_start(void);
 extern void wp_pilot_request_revert(void);
 extern void wp_pilot_describe(char *st, char *cur, char *cand, size_t len);
 
+/*---- settings_server.c: server-level (SIGHUP) settings ----*/
+typedef enum WpServerSetting
+{
+	WP_SS_CHECKPOINT_FLUSH_AFTER,
+	WP_SS_BGWRITER_FLUSH_AFTER,
+	WP_SS_MAX_WAL_SIZE,
+	WP_NUM_SERVER_SETTINGS
+} WpServerSetting;
+
+typedef enum WpServerOwner
+{
+	WP_SS_OWNER_DEFAULT,		/* nobody: the configuration as it is */
+	WP_SS_OWNER_WALPILOT,		/* walpilot's line is in force */
+	WP_SS_OWNER_DBA				/* the DBA sets it: hands off */
+} WpServerOwner;
+
+extern Size wp_server_settings_shmem_size(void);
+extern void wp_server_settings_shmem_init(void);
+extern void wp_server_settings_install_exit_hook(void);
+extern const char *wp_server_setting_name(WpServerSetting k);
+extern bool wp_server_setting_apply(const char *name, const char *value,
+									char *err, size_t errlen);
+extern bool wp_server_setting_revert(const char *name);
+extern void wp_server_settings_revert_all(const char *why);
+extern bool wp_server_setting_available(const char *name, char *why,
+										size_t whylen);
+extern void wp_server_settings_worker_start(void);
+extern void wp_server_settings_after_reload(void);
+extern void wp_server_settings_request_revert(void);
+extern bool wp_server_settings_revert_pending(void);
+struct ReturnSetInfo;
+extern void wp_server_settings_rows(struct ReturnSetInfo *rsinfo);
+extern WpServerOwner wp_server_setting_owner(WpServerSetting k, char *value,
+											 size_t vlen, char *note,
+											 size_t nlen);
+
+/*---- pilot_flush.c: the checkpoint_flush_after controller ----*/
+extern bool wp_tune_checkpoint_flush;
+extern int	wp_checkpoint_flush_min_kb;
+extern int	wp_checkpoint_flush_max_kb;
+
+extern Size wp_flush_pilot_shmem_size(void);
+extern void wp_flush_pilot_shmem_init(void);
+extern void wp_flush_pilot_tick(TimestampTz now);
+extern void wp_flush_pilot_stop(const char *why);
+extern void wp_flush_pilot_describe(char *st, char *cur, char *reason,
+									size_t len);
+
 /*---- pilot.c: the generic pilot controller (pilot.h has its table) ----*/
 extern bool wp_pilot_trial_running(void);
 extern void wp_pilot_request_hold_off(const char *by, TimestampTz until);
@@ -187,6 +235,27 @@ extern Size wp_checkpoints_shmem_size(void);
 extern void wp_checkpoints_shmem_init(void);
 extern void wp_checkpoints_install_hooks(void);
 extern void wp_checkpoints_worker_tick(TimestampTz now);
+
+/* A finished checkpoint whose commit columns are filled in. */
+typedef struct WpCheckpointSummary
+{
+	uint64		seq;
+	TimestampTz started_at;
+	TimestampTz finished_at;
+	char		reason[20];
+	int32		flush_after_kb; /* in force when it started */
+	int64		buffers_written;	/* -1 unknown */
+	double		write_ms;		/* < 0 unknown */
+	bool		have_window;
+	bool		have_stall;
+	uint64		commits;
+	double		commit_p99_us;
+	double		commit_p99_us_outside;	/* < 0 unknown */
+	int32		stall_seconds;
+} WpCheckpointSummary;
+
+extern bool wp_checkpoint_next_done(uint64 after_seq,
+									WpCheckpointSummary *out);
 
 /*
  * Per-second commit data, owned by the commit-timing/timeline instrument.

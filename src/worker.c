@@ -90,6 +90,7 @@ worker_detach(int code, Datum arg)
 {
 	LWLockReleaseAll();
 	wp_pilot_stop("walpilot worker exiting");
+	wp_flush_pilot_stop("walpilot worker exiting");
 	pg_atomic_write_u32(&wp_shared->worker_pid, 0);
 	LWLockAcquire(wp_shared->lock, LW_EXCLUSIVE);
 	wp_shared->worker_started_at = 0;
@@ -165,7 +166,10 @@ worker_tick(TimestampTz now)
 	wp_checkpoints_worker_tick(now);
 	wp_probe_worker_tick(now);
 	if (!standby)
+	{
 		wp_pilot_tick(now);
+		wp_flush_pilot_tick(now);
+	}
 }
 
 /*
@@ -200,6 +204,7 @@ walpilot_worker_main(Datum main_arg)
 	LWLockRelease(wp_shared->lock);
 	pg_atomic_write_u32(&wp_shared->worker_pid, (uint32) MyProcPid);
 	publish_settings();
+	wp_server_settings_worker_start();
 	wp_pilot_worker_start();
 	wp_probe_worker_start();
 
@@ -223,6 +228,7 @@ walpilot_worker_main(Datum main_arg)
 			ProcessConfigFile(PGC_SIGHUP);
 			publish_settings();
 			wp_settings_note_configured();
+			wp_server_settings_after_reload();
 		}
 
 		now = GetCurrentTimestamp();

@@ -151,7 +151,7 @@ $node = start_node('ssd', 'ssd');
 $load = start_load($node, 8, 20);
 $load->finish;
 is($node->safe_psql('postgres',
-		q{SELECT count(*) FROM walpilot.decisions WHERE reason LIKE 'trial%' OR new_value <> '-'}),
+		q{SELECT count(*) FROM walpilot.decisions WHERE setting LIKE 'commit%' AND (reason LIKE 'trial%' OR new_value <> '-')}),
 	'0', 'no trial and no change on fast storage')
   or diag($node->safe_psql('postgres',
 		q{SELECT string_agg(concat_ws(' | ', old_value, new_value, reason, evidence, outcome), E'\n' ORDER BY decided_at) FROM walpilot.decisions}));

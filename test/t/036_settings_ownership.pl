@@ -69,7 +69,7 @@ CREATE FUNCTION publish_probe(bool, int, int) RETURNS void
 # what a session's commits run with, after one commit
 my $in_force = "INSERT INTO t VALUES (1);\n"
   . "SELECT current_setting('commit_delay') || '|' || current_setting('commit_siblings')";
-my $view = q{SELECT string_agg(effective_value || '/' || managed_by, '|' ORDER BY name) FROM walpilot.settings};
+my $view = q{SELECT string_agg(effective_value || '/' || managed_by, '|' ORDER BY name) FROM walpilot.settings WHERE name LIKE 'commit%'};
 
 # the pilot's gather pair: delay 1000 (a cap), siblings 0
 $node->safe_psql('postgres', 'SELECT publish_probe(true, 1000, 0)');
@@ -109,7 +109,7 @@ SET max_parallel_workers = 0;
 SET parallel_setup_cost = 0;
 BEGIN;
 SELECT publish_probe(true, 2000, 0) \\g /dev/null
-SELECT count(*) FROM walpilot.settings;
+SELECT count(*) FROM walpilot.settings WHERE name LIKE 'commit%';
 COMMIT;
 RESET force_parallel_mode;
 $in_force});
