@@ -78,7 +78,6 @@ ALTER SYSTEM SET walpilot.history_size = -1;
 ALTER SYSTEM SET walpilot.history_size = 'NaN';
 ALTER SYSTEM SET walpilot.history_size = '2d';
 ALTER SYSTEM SET walpilot.history_size = 9999999999999;
-ALTER SYSTEM SET walpilot.database = NULL;
 ALTER SYSTEM SET walpilot.tune_commit_delay = '';
 ALTER SYSTEM SET walpilot.tune_commit_delay = -1;
 ALTER SYSTEM SET walpilot.tune_commit_delay = 'NaN';
@@ -95,13 +94,17 @@ ALTER SYSTEM SET walpilot.probe_interval = -1;
 ALTER SYSTEM SET walpilot.probe_interval = 9;
 ALTER SYSTEM SET walpilot.probe_interval = 'NaN';
 ALTER SYSTEM SET walpilot.probe_interval = '2 fortnights';
+ALTER SYSTEM SET walpilot.tune_checkpoint_flush = 'maybe';
+ALTER SYSTEM SET walpilot.checkpoint_flush_after_min = -1;
+ALTER SYSTEM SET walpilot.checkpoint_flush_after_max = '3MB';
+ALTER SYSTEM SET walpilot.checkpoint_flush_after_max = 'NaN';
 -- none of it reached postgresql.auto.conf
 SELECT count(*) AS walpilot_lines
   FROM pg_file_settings WHERE name LIKE 'walpilot.%' AND sourcefile LIKE '%auto.conf';
 -- a session cannot change any of them either
 SET walpilot.mode = 'off';
 SET walpilot.history_size = 60;
-SET walpilot.database = 'template1';
+SET walpilot.checkpoint_flush_after_max = '1MB';
 SET walpilot.commit_delay_max = 0;
 SET walpilot.probe_interval = 0;
 SET walpilot.nonexistent = 1;

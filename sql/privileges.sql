@@ -92,7 +92,7 @@ DROP ROLE "regress_wp_it's ""quoted""";
 DROP EXTENSION walpilot;
 CREATE ROLE regress_wp_attacker LOGIN;
 GRANT CREATE ON SCHEMA public TO regress_wp_attacker;
-SELECT format('GRANT CREATE ON DATABASE %I TO regress_wp_attacker', current_database()) \gexec
+DO $$ BEGIN EXECUTE format('GRANT CREATE ON DATABASE %I TO regress_wp_attacker', current_database()); END $$;
 SET ROLE regress_wp_attacker;
 CREATE TABLE public.wp_trap_calls (fn text);
 GRANT INSERT ON public.wp_trap_calls TO PUBLIC;
@@ -155,7 +155,7 @@ DROP FUNCTION public.trap_eq(bigint, int), public.trap_lt(bigint, int),
   public.now(), public.current_setting(varchar), public.format(varchar),
   public.jsonb_build_object(varchar, int), public.wp_trap(text);
 REVOKE CREATE ON SCHEMA public FROM regress_wp_attacker;
-SELECT format('REVOKE CREATE ON DATABASE %I FROM regress_wp_attacker', current_database()) \gexec
+DO $$ BEGIN EXECUTE format('REVOKE CREATE ON DATABASE %I FROM regress_wp_attacker', current_database()); END $$;
 DROP ROLE regress_wp_attacker;
 DROP ROLE regress_wp_monitor;
 DROP ROLE regress_wp_plain;

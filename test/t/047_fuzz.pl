@@ -68,12 +68,15 @@ sub rand_array
 my @views = qw(status wait_profile commit_latency timeline storage checkpoints
   decisions settings);
 my @data_fns = qw(status_data wait_profile_data commit_latency_data timeline_data
-  storage_data checkpoints_data decisions_data settings_data);
+  storage_data checkpoints_data decisions_data settings_data
+  recommendations_data setting_errors_data report);
 my %gucs = (
 	'walpilot.mode' => [ "'off'", "'observe'", "'tune'" ],
 	'walpilot.sample_interval' => [ '1', '10', "'50ms'", '1000' ],
 	'walpilot.history_size' => [ '60', "'1h'" ],
-	'walpilot.database' => [ "'postgres'" ],
+	'walpilot.tune_checkpoint_flush' => [ 'on', 'off' ],
+	'walpilot.checkpoint_flush_after_min' => [ '0', "'64kB'" ],
+	'walpilot.checkpoint_flush_after_max' => [ "'256kB'", "'2MB'" ],
 	'walpilot.tune_commit_delay' => [ 'on', 'off' ],
 	'walpilot.commit_delay_max' => [ '0', '100', '100000' ],
 	'walpilot.max_latency_regression' => [ '0', '10', '1000' ],
