@@ -17,7 +17,8 @@ OBJS = \
 	src/commit_timing.o \
 	src/sampler.o \
 	src/timeline.o \
-	src/sqlfuncs_instruments.o
+	src/sqlfuncs_instruments.o \
+	src/compat_wal.o
 
 EXTENSION = walpilot
 DATA = $(wildcard sql/walpilot--*.sql)

@@ -354,8 +354,9 @@ wake_leader(int my_slot, uint64 my_arrival, uint32 group)
 	int			i;
 
 	/*
-	 * The leader is the earliest fresh arrival that shows no wait event:
-	 * followers wait on LWLock:WALWrite.
+	 * The leader is the earliest fresh arrival in the commit_delay sleep
+	 * (no wait event up to 18, Timeout:CommitDelay from 19): followers
+	 * wait on LWLock:WALWrite.
 	 */
 	for (i = lo; i < hi; i++)
 	{
@@ -371,7 +372,7 @@ wake_leader(int my_slot, uint64 my_arrival, uint32 group)
 		if (a >= best_arrival)
 			continue;
 		proc = &ProcGlobal->allProcs[i];
-		if (WP_READ_ONCE_U32(proc->wait_event_info) != 0)
+		if (!wp_wait_may_be_commit_delay(WP_READ_ONCE_U32(proc->wait_event_info)))
 			continue;
 		best_pid = WP_READ_ONCE_I32(proc->pid);
 		best_slot = i;

@@ -109,8 +109,7 @@ find_int_guc(WpKnob knob)
 
 	if (cache[knob] != NULL)
 		return cache[knob];
-	vars = get_guc_variables();
-	n = GetNumConfigOptions();
+	vars = wp_guc_variables(&n);
 	for (i = 0; i < n; i++)
 	{
 		if (vars[i]->vartype == PGC_INT &&
