@@ -86,6 +86,33 @@ wp_max_procs(void)
 #define WP_SYNC_METHOD_OPEN_DSYNC	SYNC_METHOD_OPEN_DSYNC
 #endif
 
+/*
+ * Which sync methods the server offers: 16 dropped HAVE_FDATASYNC and the
+ * OPEN_SYNC_FLAG/OPEN_DATASYNC_FLAG macros (fdatasync is assumed, O_SYNC
+ * and O_DSYNC are used where the platform defines them).  Tested with
+ * #ifdef.
+ */
+#include <fcntl.h>
+#if PG_VERSION_NUM >= 160000
+#define WP_HAVE_FDATASYNC 1
+#ifdef O_SYNC
+#define WP_HAVE_OPEN_SYNC 1
+#endif
+#ifdef O_DSYNC
+#define WP_HAVE_OPEN_DSYNC 1
+#endif
+#else
+#ifdef HAVE_FDATASYNC
+#define WP_HAVE_FDATASYNC 1
+#endif
+#ifdef OPEN_SYNC_FLAG
+#define WP_HAVE_OPEN_SYNC 1
+#endif
+#ifdef OPEN_DATASYNC_FLAG
+#define WP_HAVE_OPEN_DSYNC 1
+#endif
+#endif
+
 /* The open_* methods sync in the write: a WAL write is a flush there. */
 #define wp_wal_sync_is_open() \
 	(wp_wal_sync_method == WP_SYNC_METHOD_OPEN || \
@@ -100,19 +127,33 @@ wp_max_procs(void)
 extern int	wp_wal_sync_bit(int method);
 
 /*
- * Leader detection for commit timing: PendingWalStats holds this process's
- * not-yet-reported WAL I/O counts up to 17; 18 moved WAL I/O to pg_stat_io
- * and made the pending counters static, so there "did this backend lead
- * the flush" is unknown and the timeline counts WAL flushes from pg_stat_io
- * instead.  With an open_* wal_sync_method the sync is part of the write
- * and wal_sync never moves, so the write count stands in.
+ * Leader detection for commit timing: did this backend write and sync the
+ * WAL for its own commit?  Up to 17 PendingWalStats holds this process's
+ * not-yet-reported WAL write and sync counts.  18 moved WAL I/O to
+ * pg_stat_io and made the pending counters static; there the kernel's
+ * count of blocks this thread dirtied (getrusage RUSAGE_THREAD ru_oublock,
+ * one system call) stands in for both: between PRE_COMMIT and COMMIT the
+ * only writes a backend makes are its WAL writes as flush leader.  With an
+ * open_* wal_sync_method the sync is part of the write and wal_sync never
+ * moves, so the write count stands in.
  */
-#if PG_VERSION_NUM < 180000
 #define WP_HAVE_LEADER_DETECTION 1
+#if PG_VERSION_NUM < 180000
 #define wp_pending_wal_syncs()		((uint64) PendingWalStats.wal_sync)
 #define wp_pending_wal_writes()		((uint64) PendingWalStats.wal_write)
 #else
-#define WP_HAVE_LEADER_DETECTION 0
+#include <sys/resource.h>
+static inline uint64
+wp_thread_blocks_written(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_THREAD, &ru) != 0)
+		return 0;
+	return (uint64) ru.ru_oublock;
+}
+#define wp_pending_wal_syncs()		wp_thread_blocks_written()
+#define wp_pending_wal_writes()		wp_thread_blocks_written()
 #endif
 
 /*

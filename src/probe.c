@@ -112,17 +112,17 @@ static const WpMethodDef method_defs[WP_PROBE_METHODS] = {
 #else
 	{"fsync_writethrough", WP_SYNC_METHOD_FSYNC_WRITETHROUGH, false},
 #endif
-#ifdef HAVE_FDATASYNC
+#ifdef WP_HAVE_FDATASYNC
 	{"fdatasync", WP_SYNC_METHOD_FDATASYNC, true},
 #else
 	{"fdatasync", WP_SYNC_METHOD_FDATASYNC, false},
 #endif
-#ifdef OPEN_SYNC_FLAG
+#ifdef WP_HAVE_OPEN_SYNC
 	{"open_sync", WP_SYNC_METHOD_OPEN, true},
 #else
 	{"open_sync", WP_SYNC_METHOD_OPEN, false},
 #endif
-#ifdef OPEN_DATASYNC_FLAG
+#ifdef WP_HAVE_OPEN_DSYNC
 	{"open_datasync", WP_SYNC_METHOD_OPEN_DSYNC, true},
 #else
 	{"open_datasync", WP_SYNC_METHOD_OPEN_DSYNC, false},
@@ -308,7 +308,7 @@ sync_after_write(int method, int fd)
 		case WP_SYNC_METHOD_FSYNC_WRITETHROUGH:
 			return pg_fsync_writethrough(fd);
 #endif
-#ifdef HAVE_FDATASYNC
+#ifdef WP_HAVE_FDATASYNC
 		case WP_SYNC_METHOD_FDATASYNC:
 			return pg_fdatasync(fd);
 #endif

@@ -655,10 +655,6 @@ fill_commit_and_wal(WpSecond *sec)
 		sec->wal_write_time_us = w.write_time_us - prev_wal.write_time_us;
 		sec->wal_sync_time_us = w.sync_time_us - prev_wal.sync_time_us;
 	}
-	/* no per-commit leader count: WAL flushes of the second stand in */
-	if (!WP_HAVE_LEADER_DETECTION)
-		sec->commit_flushes = wp_wal_sync_is_open() ?
-			sec->wal_writes : sec->wal_syncs;
 	prev_wal = w;
 	wal_primed = true;
 	pgstat_clear_snapshot();

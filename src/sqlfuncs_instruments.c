@@ -152,9 +152,7 @@ walpilot_timeline_data(PG_FUNCTION_ARGS)
 	WpSecond   *secs;
 	int			n,
 				i;
-	/* without leader detection the timeline counts WAL flushes instead */
-	bool		leader_known = wp_commit_leader_known() ||
-		!WP_HAVE_LEADER_DETECTION;
+	bool		leader_known = wp_commit_leader_known();
 
 	wp_require_shared_state();
 	wp_init_materialized_srf(fcinfo);
