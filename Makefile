@@ -27,7 +27,7 @@ PGFILEDESC = "walpilot - WAL commit path observer and tuner"
 PG_CPPFLAGS = -I$(srcdir)/src
 
 # pg_regress: its own temporary, preloaded instance.
-REGRESS = setup status guc privileges instruments storage cleanup
+REGRESS = setup status guc guc_units privileges instruments storage cleanup
 # REGRESS_PORT: test/run passes a free one, so runs can overlap.
 REGRESS_PORT ?= 54329
 REGRESS_OPTS = --temp-instance=./tmp_check \

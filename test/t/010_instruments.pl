@@ -9,9 +9,13 @@ use Test::More;
 use IPC::Run;
 
 my $node = PostgreSQL::Test::Cluster->new('instruments');
+# pg_wait_sampling, the reference, is not packaged for every server version:
+# the comparisons with it skip where it is absent.
+my $have_pgws = -f $node->config_data('--pkglibdir') . '/pg_wait_sampling.so';
+my $preload = $have_pgws ? 'walpilot,pg_wait_sampling' : 'walpilot';
 $node->init;
 $node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'walpilot,pg_wait_sampling'
+shared_preload_libraries = '$preload'
 fsync = on
 autovacuum = off
 walpilot.sample_interval = 10
@@ -20,7 +24,7 @@ max_connections = 30
 });
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION walpilot');
-$node->safe_psql('postgres', 'CREATE EXTENSION pg_wait_sampling');
+$node->safe_psql('postgres', 'CREATE EXTENSION pg_wait_sampling') if $have_pgws;
 
 # pgbench against the node; returns its stdout
 sub pgbench
@@ -41,8 +45,9 @@ sub processed
 
 sub reset_both
 {
-	$node->safe_psql('postgres',
-		'SELECT walpilot.reset(); SELECT pg_wait_sampling_reset_profile();');
+	$node->safe_psql('postgres', 'SELECT walpilot.reset()');
+	$node->safe_psql('postgres', 'SELECT pg_wait_sampling_reset_profile()')
+	  if $have_pgws;
 }
 
 pgbench('-i', '-s', '1', '-q');
@@ -112,19 +117,22 @@ sub shares
 }
 
 my $wp = walpilot_counts();
-my $pgws = pgws_counts();
 my $wal_samples = 0;
 $wal_samples += $wp->{$_} // 0 for keys %wal_events;
 cmp_ok($wal_samples, '>', 0, "WAL waits appear under a write load ($wal_samples samples)");
 
 my ($wps, $wpt) = shares($wp);
-my ($pgs, $pgt) = shares($pgws);
-for my $k (sort(keys %wal_events), 'WAL')
+SKIP:
 {
-	my $d = abs($wps->{$k} - $pgs->{$k});
-	cmp_ok($d, '<=', 5,
-		sprintf("share of %s: walpilot %.1f %%, pg_wait_sampling %.1f %% (of %d / %d waiting samples)",
-			$k, $wps->{$k}, $pgs->{$k}, $wpt, $pgt));
+	skip 'pg_wait_sampling is not installed for this server', 5 unless $have_pgws;
+	my ($pgs, $pgt) = shares(pgws_counts());
+	for my $k (sort(keys %wal_events), 'WAL')
+	{
+		my $d = abs($wps->{$k} - $pgs->{$k});
+		cmp_ok($d, '<=', 5,
+			sprintf("share of %s: walpilot %.1f %%, pg_wait_sampling %.1f %% (of %d / %d waiting samples)",
+				$k, $wps->{$k}, $pgs->{$k}, $wpt, $pgt));
+	}
 }
 
 # One timeline row per second, consecutive, covering the run.
@@ -200,13 +208,17 @@ cmp_ok($node->safe_psql('postgres',
 # Here followers queue on WALWrite behind the sleeping leader: compare the
 # WAL lock shares with pg_wait_sampling again, under real contention.
 ($wps, $wpt) = shares(walpilot_counts());
-($pgs, $pgt) = shares(pgws_counts());
 cmp_ok($wps->{'LWLock:WALWrite'}, '>', 5, 'followers wait on LWLock:WALWrite');
-for my $k ('LWLock:WALWrite', 'WAL')
+SKIP:
 {
-	cmp_ok(abs($wps->{$k} - $pgs->{$k}), '<=', 5,
-		sprintf("under commit_delay, share of %s: walpilot %.1f %%, pg_wait_sampling %.1f %% (of %d / %d waiting samples)",
-			$k, $wps->{$k}, $pgs->{$k}, $wpt, $pgt));
+	skip 'pg_wait_sampling is not installed for this server', 2 unless $have_pgws;
+	my ($pgs, $pgt) = shares(pgws_counts());
+	for my $k ('LWLock:WALWrite', 'WAL')
+	{
+		cmp_ok(abs($wps->{$k} - $pgs->{$k}), '<=', 5,
+			sprintf("under commit_delay, share of %s: walpilot %.1f %%, pg_wait_sampling %.1f %% (of %d / %d waiting samples)",
+				$k, $wps->{$k}, $pgs->{$k}, $wpt, $pgt));
+	}
 }
 $node->append_conf('postgresql.conf', "commit_delay = 0\n");
 $node->reload;
