@@ -249,6 +249,13 @@ wp_guc_variables(int *n)
 #endif
 
 /*
+ * pg_usleep, the commit_delay sleep: select() up to 16, nanosleep() from 17.
+ * Both return early on a signal, which the gather wake-up relies on
+ * (test/t/005_commit_delay_signal.pl checks it on every version): nothing
+ * to wrap.
+ */
+
+/*
  * The flush leader's commit_delay sleep: 19 reports it as wait event
  * Timeout:CommitDelay (an enum member, so tested by version, not #ifdef);
  * up to 18 the sleeper shows no wait event at all, and walpilot infers
