@@ -25,7 +25,8 @@ OBJS = \
 	src/sampler.o \
 	src/timeline.o \
 	src/sqlfuncs_instruments.o \
-	src/advice.o
+	src/advice.o \
+	src/compat_wal.o
 
 EXTENSION = walpilot
 DATA = $(wildcard sql/walpilot--*.sql)
@@ -34,7 +35,7 @@ PGFILEDESC = "walpilot - WAL commit path observer and tuner"
 PG_CPPFLAGS = -I$(srcdir)/src
 
 # pg_regress: its own temporary, preloaded instance.
-REGRESS = setup status guc privileges instruments storage advice badinput cleanup
+REGRESS = setup status guc guc_units privileges instruments storage advice badinput cleanup
 # REGRESS_PORT: test/run passes a free one, so runs can overlap.
 REGRESS_PORT ?= 54329
 REGRESS_OPTS = --temp-instance=./tmp_check \

@@ -12,11 +12,6 @@ SET walpilot.sample_interval = 20;
 SET walpilot.sample_intervall = 20;
 -- bad values are rejected, never clamped to the range
 ALTER SYSTEM SET walpilot.mode = 'autopilot';
-ALTER SYSTEM SET walpilot.sample_interval = 0;
-ALTER SYSTEM SET walpilot.sample_interval = 1001;
-ALTER SYSTEM SET walpilot.sample_interval = '5s';
-ALTER SYSTEM SET walpilot.history_size = 10;
-ALTER SYSTEM SET walpilot.tune_interval = 5;
 ALTER SYSTEM SET walpilot.commit_delay_max = -1;
 ALTER SYSTEM SET walpilot.commit_delay_max = 100001;
 ALTER SYSTEM SET walpilot.max_latency_regression = 'ten';

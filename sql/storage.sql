@@ -56,7 +56,6 @@ RESET ROLE;
 DROP ROLE regress_wp_storage_monitor;
 -- walpilot.probe_interval: 0 (off) or at least 10 s
 ALTER SYSTEM SET walpilot.probe_interval = 5;
-ALTER SYSTEM SET walpilot.probe_interval = -1;
 ALTER SYSTEM SET walpilot.probe_interval = '1min';
 ALTER SYSTEM RESET walpilot.probe_interval;
 -- without pg_monitor nothing is readable

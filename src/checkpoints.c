@@ -87,25 +87,15 @@
 #define WP_CKPT_COMMITS_DONE	1
 
 /*
- * The exact format strings of xlog.c:LogCheckpointStart/End in 15, for
- * checkpoints and for a standby's restartpoints.
+ * The exact format strings of xlog.c:LogCheckpointStart/End, for
+ * checkpoints and for a standby's restartpoints (compat.h: per version).
  */
 static const char *const ckpt_start_fmt =
 "checkpoint starting:%s%s%s%s%s%s%s%s";
-static const char *const ckpt_end_fmt =
-"checkpoint complete: wrote %d buffers (%.1f%%); "
-"%d WAL file(s) added, %d removed, %d recycled; "
-"write=%ld.%03d s, sync=%ld.%03d s, total=%ld.%03d s; "
-"sync files=%d, longest=%ld.%03d s, average=%ld.%03d s; "
-"distance=%d kB, estimate=%d kB";
+static const char *const ckpt_end_fmt = WP_CKPT_END_FMT("checkpoint");
 static const char *const restart_start_fmt =
 "restartpoint starting:%s%s%s%s%s%s%s%s";
-static const char *const restart_end_fmt =
-"restartpoint complete: wrote %d buffers (%.1f%%); "
-"%d WAL file(s) added, %d removed, %d recycled; "
-"write=%ld.%03d s, sync=%ld.%03d s, total=%ld.%03d s; "
-"sync files=%d, longest=%ld.%03d s, average=%ld.%03d s; "
-"distance=%d kB, estimate=%d kB";
+static const char *const restart_end_fmt = WP_CKPT_END_FMT("restartpoint");
 
 typedef struct WpCheckpoint
 {
@@ -374,11 +364,11 @@ read_checkpointer_stats(int64 *timed, int64 *requested, int64 *buffers,
 {
 	PgStat_CheckpointerStats *cs = pgstat_fetch_stat_checkpointer();
 
-	*timed = cs->timed_checkpoints;
-	*requested = cs->requested_checkpoints;
-	*buffers = cs->buf_written_checkpoints;
-	*write_ms = cs->checkpoint_write_time;
-	*sync_ms = cs->checkpoint_sync_time;
+	*timed = cs->WP_CKPTSTAT_TIMED;
+	*requested = cs->WP_CKPTSTAT_REQUESTED;
+	*buffers = cs->WP_CKPTSTAT_BUFFERS;
+	*write_ms = cs->WP_CKPTSTAT_WRITE_MS;
+	*sync_ms = cs->WP_CKPTSTAT_SYNC_MS;
 	pgstat_clear_snapshot();
 }
 

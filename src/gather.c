@@ -35,7 +35,7 @@
  * SIGUSR1 handler PostgreSQL installed (and nothing else: see
  * install_wake_handler) with one that acts on a request only when this
  * backend is the sleeping leader -- in a gathered commit whose arrival
- * matches the token, holding WALWriteLock, with no wait event -- and
+ * matches the token, holding WALWriteLock, in the commit_delay sleep -- and
  * otherwise counts a misdirected wake-up and returns at once; it always
  * calls PostgreSQL's handler after.
  *
@@ -196,7 +196,7 @@ is_sleeping_leader(int slot, uint32 token)
 	if (wake_token(pg_atomic_read_u64(&gather_slots[slot].s.arrived_us)) !=
 		token)
 		return false;
-	if (WP_READ_ONCE_U32(MyProc->wait_event_info) != 0)
+	if (!wp_wait_may_be_commit_delay(WP_READ_ONCE_U32(MyProc->wait_event_info)))
 		return false;
 	return LWLockHeldByMe(WALWriteLock);
 }
@@ -378,8 +378,9 @@ wake_leader(int my_slot, uint64 my_arrival, uint32 group)
 	int			i;
 
 	/*
-	 * The leader is the earliest fresh arrival that shows no wait event:
-	 * followers wait on LWLock:WALWrite.
+	 * The leader is the earliest fresh arrival in the commit_delay sleep
+	 * (no wait event up to 18, Timeout:CommitDelay from 19): followers
+	 * wait on LWLock:WALWrite.
 	 */
 	for (i = lo; i < hi; i++)
 	{
@@ -395,7 +396,7 @@ wake_leader(int my_slot, uint64 my_arrival, uint32 group)
 		if (a >= best_arrival)
 			continue;
 		proc = &ProcGlobal->allProcs[i];
-		if (WP_READ_ONCE_U32(proc->wait_event_info) != 0)
+		if (!wp_wait_may_be_commit_delay(WP_READ_ONCE_U32(proc->wait_event_info)))
 			continue;
 		best_pid = WP_READ_ONCE_I32(proc->pid);
 		best_slot = i;

@@ -113,31 +113,31 @@ static const int sleep_delays_us[WP_SLEEP_DELAYS] =
 typedef struct WpMethodDef
 {
 	const char *name;
-	int			method;			/* SYNC_METHOD_* */
+	int			method;			/* WP_SYNC_METHOD_* */
 	bool		available;
 } WpMethodDef;
 
 static const WpMethodDef method_defs[WP_PROBE_METHODS] = {
-	{"fsync", SYNC_METHOD_FSYNC, true},
+	{"fsync", WP_SYNC_METHOD_FSYNC, true},
 #ifdef HAVE_FSYNC_WRITETHROUGH
-	{"fsync_writethrough", SYNC_METHOD_FSYNC_WRITETHROUGH, true},
+	{"fsync_writethrough", WP_SYNC_METHOD_FSYNC_WRITETHROUGH, true},
 #else
-	{"fsync_writethrough", SYNC_METHOD_FSYNC_WRITETHROUGH, false},
+	{"fsync_writethrough", WP_SYNC_METHOD_FSYNC_WRITETHROUGH, false},
 #endif
-#ifdef HAVE_FDATASYNC
-	{"fdatasync", SYNC_METHOD_FDATASYNC, true},
+#ifdef WP_HAVE_FDATASYNC
+	{"fdatasync", WP_SYNC_METHOD_FDATASYNC, true},
 #else
-	{"fdatasync", SYNC_METHOD_FDATASYNC, false},
+	{"fdatasync", WP_SYNC_METHOD_FDATASYNC, false},
 #endif
-#ifdef OPEN_SYNC_FLAG
-	{"open_sync", SYNC_METHOD_OPEN, true},
+#ifdef WP_HAVE_OPEN_SYNC
+	{"open_sync", WP_SYNC_METHOD_OPEN, true},
 #else
-	{"open_sync", SYNC_METHOD_OPEN, false},
+	{"open_sync", WP_SYNC_METHOD_OPEN, false},
 #endif
-#ifdef OPEN_DATASYNC_FLAG
-	{"open_datasync", SYNC_METHOD_OPEN_DSYNC, true},
+#ifdef WP_HAVE_OPEN_DSYNC
+	{"open_datasync", WP_SYNC_METHOD_OPEN_DSYNC, true},
 #else
-	{"open_datasync", SYNC_METHOD_OPEN_DSYNC, false},
+	{"open_datasync", WP_SYNC_METHOD_OPEN_DSYNC, false},
 #endif
 };
 
@@ -203,7 +203,7 @@ static double *sleep_samples = NULL;
 static TimestampTz next_estimate_at = 0;
 static TimestampTz next_periodic_at = 0;
 static bool have_prev_wal = false;
-static PgStat_WalStats prev_wal;
+static WpWalCounters prev_wal;
 static TimestampTz window_start = 0;
 static uint64 window_walsync_samples = 0;
 static uint64 window_sample_us = 0;
@@ -299,27 +299,10 @@ method_name(int method)
 static int
 sync_bit_for(int method, bool *direct)
 {
-	int			o_direct_flag = 0;
+	int			flags = wp_wal_sync_bit(method);
 
-	*direct = false;
-	if (!XLogIsNeeded())
-		o_direct_flag = PG_O_DIRECT;
-
-	switch (method)
-	{
-#ifdef OPEN_SYNC_FLAG
-		case SYNC_METHOD_OPEN:
-			*direct = (o_direct_flag != 0);
-			return OPEN_SYNC_FLAG | o_direct_flag;
-#endif
-#ifdef OPEN_DATASYNC_FLAG
-		case SYNC_METHOD_OPEN_DSYNC:
-			*direct = (o_direct_flag != 0);
-			return OPEN_DATASYNC_FLAG | o_direct_flag;
-#endif
-		default:
-			return 0;
-	}
+	*direct = (flags & PG_O_DIRECT) != 0;
+	return flags;
 }
 
 /*
@@ -332,14 +315,14 @@ sync_after_write(int method, int fd)
 {
 	switch (method)
 	{
-		case SYNC_METHOD_FSYNC:
+		case WP_SYNC_METHOD_FSYNC:
 			return pg_fsync_no_writethrough(fd);
 #ifdef HAVE_FSYNC_WRITETHROUGH
-		case SYNC_METHOD_FSYNC_WRITETHROUGH:
+		case WP_SYNC_METHOD_FSYNC_WRITETHROUGH:
 			return pg_fsync_writethrough(fd);
 #endif
-#ifdef HAVE_FDATASYNC
-		case SYNC_METHOD_FDATASYNC:
+#ifdef WP_HAVE_FDATASYNC
+		case WP_SYNC_METHOD_FDATASYNC:
 			return pg_fdatasync(fd);
 #endif
 		default:
@@ -635,7 +618,7 @@ measure_method(const WpMethodDef *def, int writes, double max_ms,
 			 flags == 0 ? "buffered writes, then the sync call" :
 			 (flags & PG_O_DIRECT) == 0 ? "synchronous writes" :
 			 "synchronous writes with O_DIRECT (wal_level = minimal)",
-			 def->method == sync_method ? "; configured wal_sync_method" : "");
+			 def->method == wp_wal_sync_method ? "; configured wal_sync_method" : "");
 	pfree(samples);
 	pfree(raw);
 	return true;
@@ -933,7 +916,7 @@ walpilot_probe(PG_FUNCTION_ARGS)
 static void
 periodic_probe(void)
 {
-	const WpMethodDef *def = find_method(method_name(sync_method));
+	const WpMethodDef *def = find_method(method_name(wp_wal_sync_method));
 	WpProbeRow	row;
 	char		wal_dir[MAXPGPATH];
 	MemoryContext ctx = CurrentMemoryContext;
@@ -1082,8 +1065,7 @@ count_wal_sync_waiters(void)
 {
 	int			n = 0;
 	int			i;
-	bool		open_method = (sync_method == SYNC_METHOD_OPEN ||
-							   sync_method == SYNC_METHOD_OPEN_DSYNC);
+	bool		open_method = wp_wal_sync_is_open();
 
 	for (i = 0; i < (int) ProcGlobal->allProcCount; i++)
 	{
@@ -1122,19 +1104,16 @@ publish_estimate(double us, uint64 flushes, const char *source,
 static void
 update_estimate(TimestampTz now)
 {
-	PgStat_WalStats *ws;
-	PgStat_WalStats cur;
-	bool		open_method = (sync_method == SYNC_METHOD_OPEN ||
-							   sync_method == SYNC_METHOD_OPEN_DSYNC);
+	WpWalCounters cur;
+	bool		open_method = wp_wal_sync_is_open();
 	int64		dflush;
 	char		note[WP_NOTE_LEN];
 
-	ws = pgstat_fetch_stat_wal();
-	cur = *ws;
+	wp_wal_counters(&cur);
 	pgstat_clear_snapshot();
 
-	if (!have_prev_wal || cur.wal_sync < prev_wal.wal_sync ||
-		cur.wal_write < prev_wal.wal_write)
+	if (!have_prev_wal || cur.syncs < prev_wal.syncs ||
+		cur.writes < prev_wal.writes)
 	{
 		/* first look, or pg_stat_wal was reset: start a window */
 		prev_wal = cur;
@@ -1147,13 +1126,13 @@ update_estimate(TimestampTz now)
 	if (!TimestampDifferenceExceeds(window_start, now, WP_ESTIMATE_WINDOW_MS))
 		return;
 
-	dflush = open_method ? cur.wal_write - prev_wal.wal_write :
-		cur.wal_sync - prev_wal.wal_sync;
+	dflush = open_method ? cur.writes - prev_wal.writes :
+		cur.syncs - prev_wal.syncs;
 	if (dflush >= WP_ESTIMATE_MIN_FLUSHES)
 	{
 		double		dtime = open_method ?
-			(double) (cur.wal_write_time - prev_wal.wal_write_time) :
-			(double) (cur.wal_sync_time - prev_wal.wal_sync_time);
+			(double) (cur.write_time_us - prev_wal.write_time_us) :
+			(double) (cur.sync_time_us - prev_wal.sync_time_us);
 
 		if (track_wal_io_timing && dtime > 0)
 		{
@@ -1163,7 +1142,7 @@ update_estimate(TimestampTz now)
 					 open_method ? "write" : "sync",
 					 open_method ? "write" : "sync",
 					 (long) ((now - window_start) / USECS_PER_SEC));
-			publish_estimate(dtime / dflush, (uint64) dflush, "pg_stat_wal",
+			publish_estimate(dtime / dflush, (uint64) dflush, WP_WAL_IO_VIEW,
 							 note, now);
 		}
 		else if (window_walsync_samples > 0)
@@ -1194,7 +1173,7 @@ update_estimate(TimestampTz now)
 static void
 estimate_from_probe(TimestampTz now)
 {
-	const char *cfg = method_name(sync_method);
+	const char *cfg = method_name(wp_wal_sync_method);
 	double		us = 0;
 	TimestampTz at = 0;
 	bool		have_passive;

@@ -131,7 +131,7 @@ static WpSecond cur;
 static TimestampTz last_tick = 0;
 
 static bool wal_primed = false;
-static PgStat_WalStats prev_wal;
+static WpWalCounters prev_wal;
 static XLogRecPtr prev_insert = InvalidXLogRecPtr;
 static XLogRecPtr prev_redo = InvalidXLogRecPtr;
 
@@ -353,7 +353,7 @@ refresh_pid_map(void)
 			continue;
 		for (j = 1; j <= n; j++)
 		{
-			LocalPgBackendStatus *e = pgstat_fetch_stat_local_beentry(j);
+			LocalPgBackendStatus *e = wp_local_beentry(j);
 
 			if (e && e->backendStatus.st_procpid == slot_pid[i])
 			{
@@ -549,9 +549,13 @@ take_sample(uint64 time_us)
 			cur.wal_write_sum++;
 			wal_io++;
 		}
+		else if (WP_HAVE_COMMIT_DELAY_EVENT && wei != 0 &&
+				 wp_wait_may_be_commit_delay(wei))
+			cur.commit_delay_sum++;	/* reported by the server itself */
 
 		/* a possible commit_delay sleeper: decided after the scan */
-		if (wei == 0 && delay_in_force && ncand < WP_MAX_CANDIDATES &&
+		if (wei == 0 && delay_in_force && !WP_HAVE_COMMIT_DELAY_EVENT &&
+			ncand < WP_MAX_CANDIDATES &&
 			bt != bt_checkpointer && bt != bt_walwriter)
 		{
 			cand_slot[ncand++] = i;
@@ -600,7 +604,7 @@ static void
 fill_commit_and_wal(WpSecond *sec)
 {
 	WpCommitSecond cs;
-	PgStat_WalStats *w;
+	WpWalCounters w;
 	XLogRecPtr	insert;
 	XLogRecPtr	redo;
 
@@ -642,21 +646,21 @@ fill_commit_and_wal(WpSecond *sec)
 	 * deltas: its timestamp tells it, since the counters after a reset can
 	 * already exceed the old ones in some fields and not in others.
 	 */
-	w = pgstat_fetch_stat_wal();
+	wp_wal_counters(&w);
 	if (wal_primed &&
-		w->stat_reset_timestamp == prev_wal.stat_reset_timestamp &&
-		w->wal_records >= prev_wal.wal_records &&
-		w->wal_write >= prev_wal.wal_write)
+		w.reset_at == prev_wal.reset_at &&
+		w.records >= prev_wal.records &&
+		w.writes >= prev_wal.writes)
 	{
-		sec->wal_records = w->wal_records - prev_wal.wal_records;
-		sec->wal_fpi = w->wal_fpi - prev_wal.wal_fpi;
-		sec->wal_buffers_full = w->wal_buffers_full - prev_wal.wal_buffers_full;
-		sec->wal_writes = w->wal_write - prev_wal.wal_write;
-		sec->wal_syncs = w->wal_sync - prev_wal.wal_sync;
-		sec->wal_write_time_us = w->wal_write_time - prev_wal.wal_write_time;
-		sec->wal_sync_time_us = w->wal_sync_time - prev_wal.wal_sync_time;
+		sec->wal_records = w.records - prev_wal.records;
+		sec->wal_fpi = w.fpi - prev_wal.fpi;
+		sec->wal_buffers_full = w.buffers_full - prev_wal.buffers_full;
+		sec->wal_writes = w.writes - prev_wal.writes;
+		sec->wal_syncs = w.syncs - prev_wal.syncs;
+		sec->wal_write_time_us = w.write_time_us - prev_wal.write_time_us;
+		sec->wal_sync_time_us = w.sync_time_us - prev_wal.sync_time_us;
 	}
-	prev_wal = *w;
+	prev_wal = w;
 	wal_primed = true;
 	pgstat_clear_snapshot();
 }

@@ -117,8 +117,7 @@ find_int_guc_slow(WpKnob knob)
 	int			n,
 				i;
 
-	vars = get_guc_variables();
-	n = GetNumConfigOptions();
+	vars = wp_guc_variables(&n);
 	for (i = 0; i < n; i++)
 	{
 		if (vars[i]->vartype == PGC_INT &&

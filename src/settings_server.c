@@ -591,8 +591,8 @@ ensure_dir(int elevel)
 static struct config_generic *
 find_guc(const char *name)
 {
-	struct config_generic **vars = get_guc_variables();
-	int			n = GetNumConfigOptions();
+	int			n;
+	struct config_generic **vars = wp_guc_variables(&n);
 	int			i;
 
 	for (i = 0; i < n; i++)

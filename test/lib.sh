@@ -9,7 +9,9 @@
 # sudo is needed for "make install", and several checkouts can be tested
 # side by side without overwriting each other's installed walpilot.
 
-PGVER=15
+# WP_PGVER: the server's major version (15 here; 17 and 18 in the chroots
+# of test/chroot, where test/versions sets it).
+PGVER=${WP_PGVER:-15}
 PGBIN=/usr/lib/postgresql/$PGVER/bin
 WP_PACKAGES="postgresql-$PGVER postgresql-server-dev-$PGVER postgresql-$PGVER-pg-wait-sampling postgresql-contrib libipc-run-perl libfaketime locales make gcc"
 sudo_cmd=()

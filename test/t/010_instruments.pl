@@ -9,9 +9,13 @@ use Test::More;
 use IPC::Run;
 
 my $node = PostgreSQL::Test::Cluster->new('instruments');
+# pg_wait_sampling, the reference, is not packaged for every server version:
+# the comparisons with it skip where it is absent.
+my $have_pgws = -f $node->config_data('--pkglibdir') . '/pg_wait_sampling.so';
+my $preload = $have_pgws ? 'walpilot,pg_wait_sampling' : 'walpilot';
 $node->init;
 $node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'walpilot,pg_wait_sampling'
+shared_preload_libraries = '$preload'
 fsync = on
 autovacuum = off
 walpilot.sample_interval = 10
@@ -20,7 +24,7 @@ max_connections = 30
 });
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION walpilot');
-$node->safe_psql('postgres', 'CREATE EXTENSION pg_wait_sampling');
+$node->safe_psql('postgres', 'CREATE EXTENSION pg_wait_sampling') if $have_pgws;
 
 # pgbench against the node; returns its stdout
 sub pgbench
@@ -41,8 +45,9 @@ sub processed
 
 sub reset_both
 {
-	$node->safe_psql('postgres',
-		'SELECT walpilot.reset(); SELECT pg_wait_sampling_reset_profile();');
+	$node->safe_psql('postgres', 'SELECT walpilot.reset()');
+	$node->safe_psql('postgres', 'SELECT pg_wait_sampling_reset_profile()')
+	  if $have_pgws;
 }
 
 pgbench('-i', '-s', '1', '-q');
@@ -59,7 +64,15 @@ my $hist = $node->safe_psql('postgres', 'SELECT sum(commits) FROM walpilot.commi
 cmp_ok(abs($hist - $timed), '<=', 0.02 * $n + 2,
 	"histogram holds the timed commits ($hist)");
 
-# Profile counts of WAL events, by the full type:event name.
+# Profile counts of WAL events, by the full type:event name (17 renamed
+# IO:WALSync and IO:WALWrite to IO:WalSync and IO:WalWrite: counted under
+# the old names here).
+sub wal_name
+{
+	my ($k) = @_;
+	$k =~ s/^IO:Wal(Sync|Write)$/IO:WAL$1/;
+	return $k;
+}
 my %wal_events = map { $_ => 1 } ('LWLock:WALWrite', 'LWLock:WALInsert', 'IO:WALSync', 'IO:WALWrite');
 
 sub walpilot_counts
@@ -71,7 +84,7 @@ sub walpilot_counts
 		"SELECT wait_event_type || ':' || wait_event, sum(samples) FROM walpilot.wait_profile WHERE $where GROUP BY 1"))
 	{
 		my ($k, $v) = split /\|/, $l;
-		$c{$k} = $v;
+		$c{ wal_name($k) } = $v;
 	}
 	return \%c;
 }
@@ -83,7 +96,7 @@ sub pgws_counts
 		"SELECT coalesce(event_type, 'CPU') || ':' || coalesce(event, 'CPU'), sum(count) FROM pg_wait_sampling_profile GROUP BY 1"))
 	{
 		my ($k, $v) = split /\|/, $l;
-		$c{$k} = $v;
+		$c{ wal_name($k) } = $v;
 	}
 	return \%c;
 }
@@ -112,19 +125,22 @@ sub shares
 }
 
 my $wp = walpilot_counts();
-my $pgws = pgws_counts();
 my $wal_samples = 0;
 $wal_samples += $wp->{$_} // 0 for keys %wal_events;
 cmp_ok($wal_samples, '>', 0, "WAL waits appear under a write load ($wal_samples samples)");
 
 my ($wps, $wpt) = shares($wp);
-my ($pgs, $pgt) = shares($pgws);
-for my $k (sort(keys %wal_events), 'WAL')
+SKIP:
 {
-	my $d = abs($wps->{$k} - $pgs->{$k});
-	cmp_ok($d, '<=', 5,
-		sprintf("share of %s: walpilot %.1f %%, pg_wait_sampling %.1f %% (of %d / %d waiting samples)",
-			$k, $wps->{$k}, $pgs->{$k}, $wpt, $pgt));
+	skip 'pg_wait_sampling is not installed for this server', 5 unless $have_pgws;
+	my ($pgs, $pgt) = shares(pgws_counts());
+	for my $k (sort(keys %wal_events), 'WAL')
+	{
+		my $d = abs($wps->{$k} - $pgs->{$k});
+		cmp_ok($d, '<=', 5,
+			sprintf("share of %s: walpilot %.1f %%, pg_wait_sampling %.1f %% (of %d / %d waiting samples)",
+				$k, $wps->{$k}, $pgs->{$k}, $wpt, $pgt));
+	}
 }
 
 # One timeline row per second, consecutive, covering the run.
@@ -200,13 +216,17 @@ cmp_ok($node->safe_psql('postgres',
 # Here followers queue on WALWrite behind the sleeping leader: compare the
 # WAL lock shares with pg_wait_sampling again, under real contention.
 ($wps, $wpt) = shares(walpilot_counts());
-($pgs, $pgt) = shares(pgws_counts());
 cmp_ok($wps->{'LWLock:WALWrite'}, '>', 5, 'followers wait on LWLock:WALWrite');
-for my $k ('LWLock:WALWrite', 'WAL')
+SKIP:
 {
-	cmp_ok(abs($wps->{$k} - $pgs->{$k}), '<=', 5,
-		sprintf("under commit_delay, share of %s: walpilot %.1f %%, pg_wait_sampling %.1f %% (of %d / %d waiting samples)",
-			$k, $wps->{$k}, $pgs->{$k}, $wpt, $pgt));
+	skip 'pg_wait_sampling is not installed for this server', 2 unless $have_pgws;
+	my ($pgs, $pgt) = shares(pgws_counts());
+	for my $k ('LWLock:WALWrite', 'WAL')
+	{
+		cmp_ok(abs($wps->{$k} - $pgs->{$k}), '<=', 5,
+			sprintf("under commit_delay, share of %s: walpilot %.1f %%, pg_wait_sampling %.1f %% (of %d / %d waiting samples)",
+				$k, $wps->{$k}, $pgs->{$k}, $wpt, $pgt));
+	}
 }
 $node->append_conf('postgresql.conf', "commit_delay = 0\n");
 $node->reload;
