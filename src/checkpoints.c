@@ -607,7 +607,8 @@ fill_commit_columns(TimestampTz now)
 									   &during);
 		have_outside = wp_commit_window(base_from, snap.started_at, &outside);
 
-		/* stall seconds: seed 001's metric against the preceding minute */
+		/* stall seconds (as in the "checkpointer continuous flushing"
+		 * thread, 2015) against the preceding minute */
 		{
 			uint64		base[WP_CKPT_BASELINE_S];
 			int			nbase = wp_commit_seconds_between(base_from,

@@ -7,7 +7,7 @@
  * Every walpilot.sample_interval the worker reads wait_event_info of every
  * PGPROC in ProcGlobal->allProcs (client backends, autovacuum, background
  * and parallel workers, WAL senders, checkpointer, WAL writer, background
- * writer, ...).  No lock is taken for the scan (INTERNALS.md section 3.1):
+ * writer, ...).  No lock is taken for the scan:
  * each field is read once through a volatile 4-byte load; a slot is live
  * when its latch has an owner and its pid is set.  A sample may attribute
  * a wait to a process that is just starting or exiting: acceptable for a
@@ -297,7 +297,7 @@ sampler_init(void)
 /*
  * classify_slot
  *		Backend type of the process now in slot i (pid changed).  Slot
- *		ranges follow proc.c:InitProcGlobal (INTERNALS.md section 3.1).
+ *		ranges follow proc.c:InitProcGlobal.
  */
 static void
 classify_slot(int i, int32 pid)

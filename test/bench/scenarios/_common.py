@@ -24,7 +24,8 @@ def profile(name):
     return label, name, f
 
 
-# insert-only one-row transactions (seed 004, pgbench-tools insert.sql)
+# insert-only one-row transactions (pgbench-tools insert.sql, as in the
+# pgsql-hackers thread on commit_delay, November 2012)
 INSERT = Workload("insert", [], script="""\\set nbranches 1 * :scale
 \\set ntellers 10 * :scale
 \\set naccounts 100000 * :scale

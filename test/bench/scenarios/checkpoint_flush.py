@@ -1,4 +1,4 @@
-"""checkpoint-flush (seed 001): throttled pgbench -R/-L with frequent checkpoints on an
+"""checkpoint-flush (after the pgsql-hackers thread "checkpointer continuous flushing", 2015): throttled pgbench -R/-L with frequent checkpoints on an
 emulated HDD; checkpoint_flush_after 0 vs 256kB vs 2MB.
 
 Without early flushing a checkpoint leaves ~(pages written) x 8 kB dirty in the

@@ -1,4 +1,5 @@
-"""commit-delay (seed 004): static commit_delay/commit_siblings sweep per storage profile.
+"""commit-delay (after the pgsql-hackers thread "Doc patch making firm recommendation
+for setting the value of commit_delay", November 2012): static commit_delay/commit_siblings sweep per storage profile.
 
 Reports per (profile, workload, clients): PostgreSQL defaults, the 1/2-flush-time
 rule (commit_delay = F/2, siblings 5), the best static setting (oracle), and the
