@@ -29,7 +29,9 @@
  *
  * Observers are peers: none calls another, and each reads only the
  * context.  Parallel workers get the PARALLEL_* events and are ignored.
- * Nothing here takes a lock, allocates or can raise an error.
+ * Nothing here takes a lock or can raise an error; the one allocation is
+ * smgrGetPendingDeletes' array, for a non-durable commit that drops
+ * relations.
  *
  * IDENTIFICATION
  *	  src/commit_path.c
