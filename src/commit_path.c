@@ -8,7 +8,7 @@
  * commit is (an xid? will it wait for its commit record's flush?) and
  * hands a per-commit context to its observers, always in this order:
  *
- *	PRE_COMMIT	commit timing (snapshots the WAL sync counters),
+ *	PRE_COMMIT	commit timing (start stamp, WAL sync counters),
  *				the session settings applier, the gather (counts arrival)
  *	COMMIT		commit timing (takes the end stamp first: nothing else
  *				belongs in the timed window; sets end and led_flush),
@@ -152,7 +152,7 @@ wp_commit_path_callback(XactEvent event, void *arg)
 			break;
 
 		case XACT_EVENT_ABORT:
-			commit_ctx.end = 0;
+			commit_ctx.end_us = 0;
 			wp_commit_timing_abort(&commit_ctx);
 			wp_gather_end(&commit_ctx);
 			memset(&commit_ctx, 0, sizeof(WpCommitContext));

@@ -5,13 +5,15 @@
  *
  * An observer of the commit path (commit_path.c), which decides at
  * XACT_EVENT_PRE_COMMIT whether the commit will wait for its commit
- * record's flush; at XACT_EVENT_COMMIT this file takes one clock reading.
- * The interval measured runs from the server's own stop timestamp, taken
- * immediately before the commit record is inserted
- * (GetCurrentTransactionStopTimestamp), to just after the flush returned
- * (plus the clog update, any synchronous replication wait and
- * ProcArrayEndTransaction, which run before the COMMIT callback).  Only
- * one clock read per commit is added.
+ * record's flush.  The interval measured runs from PRE_COMMIT (walpilot's
+ * callback is registered first, so it runs after every other extension's
+ * PRE_COMMIT work; what follows is core's pre-commit steps and the commit
+ * record's insertion) to just after the flush returned (plus the clog
+ * update, any synchronous replication wait and ProcArrayEndTransaction,
+ * which run before the COMMIT callback).  Both ends are read on the
+ * monotonic clock (instr_time), so a step of the wall clock cannot make a
+ * commit look an hour long: two clock reads per durable commit, and the
+ * gather reuses both stamps.
  *
  * A backend led its flush when its own WAL sync counter moved across the
  * window; that gives commits per flush exactly.
@@ -91,6 +93,7 @@ typedef enum WpPending
 } WpPending;
 
 static WpPending pending = WP_PENDING_NONE;
+static uint64 pending_start_us;
 #if WP_HAVE_LEADER_DETECTION
 static uint64 pending_syncs;
 static uint64 pending_writes;
@@ -208,13 +211,21 @@ record_commit(WpCommitSlot *s, uint64 us, bool led)
  *		timed and snapshot the backend's WAL sync counters.
  */
 void
-wp_commit_timing_pre_commit(const WpCommitContext *ctx)
+wp_commit_timing_pre_commit(WpCommitContext *ctx)
 {
 	pending = WP_PENDING_NONE;
 	if (ctx->has_xid && wp_mode != WP_MODE_OFF &&
 		commit_slots != NULL && MyProc != NULL)
 	{
 		pending = ctx->durable ? WP_PENDING_DURABLE : WP_PENDING_ASYNC;
+		if (pending == WP_PENDING_DURABLE)
+		{
+			instr_time	now;
+
+			INSTR_TIME_SET_CURRENT(now);
+			pending_start_us = INSTR_TIME_GET_MICROSEC(now);
+			ctx->start_us = pending_start_us;
+		}
 #if WP_HAVE_LEADER_DETECTION
 		pending_syncs = wp_pending_wal_syncs();
 		pending_writes = wp_pending_wal_writes();
@@ -226,7 +237,7 @@ wp_commit_timing_pre_commit(const WpCommitContext *ctx)
  * wp_commit_timing_commit
  *		Commit-path observer at COMMIT, called first: take the end stamp,
  *		record the commit, and give the stamp and the leader flag to the
- *		observers after it (ctx->end stays 0 for an untimed commit).
+ *		observers after it (ctx->end_us stays 0 for an untimed commit).
  */
 void
 wp_commit_timing_commit(WpCommitContext *ctx)
@@ -234,10 +245,14 @@ wp_commit_timing_commit(WpCommitContext *ctx)
 	if (pending == WP_PENDING_DURABLE)
 	{
 		/* the end stamp first: nothing else belongs in the window */
-		TimestampTz end = GetCurrentTimestamp();
-		TimestampTz start = GetCurrentTransactionStopTimestamp();
-		uint64		us = (end > start) ? (uint64) (end - start) : 0;
+		instr_time	now;
+		uint64		end_us;
+		uint64		us;
 		bool		led = false;
+
+		INSTR_TIME_SET_CURRENT(now);
+		end_us = INSTR_TIME_GET_MICROSEC(now);
+		us = (end_us > pending_start_us) ? end_us - pending_start_us : 0;
 
 #if WP_HAVE_LEADER_DETECTION
 		led = (wp_pending_wal_syncs() != pending_syncs) ||
@@ -245,24 +260,30 @@ wp_commit_timing_commit(WpCommitContext *ctx)
 			 wp_pending_wal_writes() != pending_writes);
 #endif
 		record_commit(slot_at(wp_my_proc_number()), us, led);
-		ctx->start = start;
-		ctx->end = end;
+		ctx->start_us = pending_start_us;
+		ctx->end_us = end_us;
 		ctx->led_flush = led;
 	}
 	else if (pending == WP_PENDING_ASYNC)
 	{
 #if WP_HAVE_LEADER_DETECTION
-		/* a commit whose command forced the flush (forceSyncCommit) */
+		/*
+		 * A commit whose command forced the flush (forceSyncCommit): rare,
+		 * so it is timed from the server's stop stamp (wall clock) rather
+		 * than costing every asynchronous commit a clock read.
+		 */
 		if (wp_pending_wal_syncs() != pending_syncs)
 		{
 			TimestampTz end = GetCurrentTimestamp();
 			TimestampTz start = GetCurrentTransactionStopTimestamp();
+			uint64		us = (end > start) ? (uint64) (end - start) : 0;
+			instr_time	now;
 
-			record_commit(slot_at(wp_my_proc_number()),
-						  (end > start) ? (uint64) (end - start) : 0, true);
+			INSTR_TIME_SET_CURRENT(now);
+			record_commit(slot_at(wp_my_proc_number()), us, true);
 			ctx->durable = true;
-			ctx->start = start;
-			ctx->end = end;
+			ctx->end_us = INSTR_TIME_GET_MICROSEC(now);
+			ctx->start_us = ctx->end_us - Min(us, ctx->end_us);
 			ctx->led_flush = true;
 			pending = WP_PENDING_NONE;
 			return;

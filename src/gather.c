@@ -79,8 +79,9 @@ typedef union WpGatherSlot
 		pg_atomic_uint32 wake_wrapped;	/* SIGUSR1 wrapped by walpilot */
 		pg_atomic_uint32 wake_request;	/* arrival token; 0: none */
 		pg_atomic_uint64 arrived_us;	/* 0 when not in a durable commit */
-		pg_atomic_uint64 last_commit_at;	/* TimestampTz: end of its last
-											 * durable commit */
+		pg_atomic_uint64 last_commit_at;	/* monotonic us (instr_time):
+											 * end of its last durable
+											 * commit */
 		pg_atomic_uint64 wakeups_sent;	/* by this backend as the waker */
 		pg_atomic_uint64 wakeups_misdirected;	/* received, not the leader */
 	}			s;
@@ -449,9 +450,13 @@ wp_gather_pre_commit(const WpCommitContext *ctx)
 		wp_settings_session_owns_pair())
 		return;
 
-	/* gather mode: count this arrival, complete the group, or skip */
-	INSTR_TIME_SET_CURRENT(arrival);
-	now = INSTR_TIME_GET_MICROSEC(arrival);
+	/* gather mode: count this arrival (commit timing's start stamp) */
+	now = ctx->start_us;
+	if (now == 0)
+	{
+		INSTR_TIME_SET_CURRENT(arrival);
+		now = INSTR_TIME_GET_MICROSEC(arrival);
+	}
 	commit_counted = true;
 	pg_atomic_write_u64(&gather_slots[slot].s.arrived_us, now);
 	n = pg_atomic_add_fetch_u32(&gather->in_commit, 1);
@@ -470,15 +475,15 @@ wp_gather_pre_commit(const WpCommitContext *ctx)
  * wp_gather_end
  *		Commit-path observer at COMMIT and ABORT of the same transactions:
  *		restores this session's commit_delay and counts the arrival out.
- *		ctx->end is commit timing's stamp of a durable commit's end, 0 when
- *		it took none (an abort): reused rather than reading the clock
- *		again.  Same rules.
+ *		ctx->end_us is commit timing's monotonic stamp of a durable
+ *		commit's end, 0 when it took none (an abort): reused rather than
+ *		reading the clock again.  Same rules.
  */
 void
 wp_gather_end(const WpCommitContext *ctx)
 {
 	int			slot;
-	TimestampTz end = ctx->end;
+	uint64		end = ctx->end_us;
 
 	if (saved_commit_delay >= 0)
 	{
@@ -491,8 +496,13 @@ wp_gather_end(const WpCommitContext *ctx)
 
 	slot = wp_my_proc_number();
 	if (end == 0)
-		end = GetCurrentTimestamp();
-	pg_atomic_write_u64(&gather_slots[slot].s.last_commit_at, (uint64) end);
+	{
+		instr_time	now;
+
+		INSTR_TIME_SET_CURRENT(now);
+		end = INSTR_TIME_GET_MICROSEC(now);
+	}
+	pg_atomic_write_u64(&gather_slots[slot].s.last_commit_at, end);
 	if (!commit_counted)
 		return;
 	commit_counted = false;
@@ -533,7 +543,8 @@ wp_gather_group(void)
 void
 wp_gather_update_group(double commit_p50_us)
 {
-	TimestampTz now = GetCurrentTimestamp();
+	instr_time	clock;
+	uint64		now;
 	int64		horizon = (int64) Max(50000.0, 4.0 * commit_p50_us);
 	int			lo;
 	int			n;
@@ -543,15 +554,16 @@ wp_gather_update_group(double commit_p50_us)
 
 	if (gather == NULL)
 		return;
+	INSTR_TIME_SET_CURRENT(clock);
+	now = INSTR_TIME_GET_MICROSEC(clock);
 	lo = (int) pg_atomic_read_u32(&gather->min_slot);
 	n = (int) pg_atomic_read_u32(&gather->max_slot);
 	for (i = lo; i < n; i++)
 	{
-		TimestampTz last = (TimestampTz)
-			pg_atomic_read_u64(&gather_slots[i].s.last_commit_at);
+		uint64		last = pg_atomic_read_u64(&gather_slots[i].s.last_commit_at);
 
-		/* signed: a wall-clock step back counts as recent, briefly */
-		if (last != 0 && now - last < horizon)
+		/* signed: a stamp taken just after "now" counts as recent */
+		if (last != 0 && (int64) (now - last) < horizon)
 			group++;
 		if (pg_atomic_read_u64(&gather_slots[i].s.arrived_us) != 0)
 			in_commit_slots++;

@@ -131,8 +131,8 @@ typedef struct WpCommitContext
 {
 	bool		has_xid;		/* the transaction has a top-level xid */
 	bool		durable;		/* it waits for its commit record's flush */
-	TimestampTz start;			/* the server's stop stamp; 0: untimed */
-	TimestampTz end;			/* commit timing's end stamp; 0: untimed */
+	uint64		start_us;		/* monotonic clock (instr_time), us: PRE_COMMIT */
+	uint64		end_us;			/* ... and just after the flush; 0: untimed */
 	bool		led_flush;		/* this backend did the WAL sync */
 } WpCommitContext;
 
@@ -313,7 +313,7 @@ typedef struct WpCommitTotals
 
 extern Size wp_commit_timing_shmem_size(void);
 extern void wp_commit_timing_shmem_init(void);
-extern void wp_commit_timing_pre_commit(const WpCommitContext *ctx);
+extern void wp_commit_timing_pre_commit(WpCommitContext *ctx);
 extern void wp_commit_timing_commit(WpCommitContext *ctx);
 extern void wp_commit_timing_abort(WpCommitContext *ctx);
 extern void wp_commit_timing_reset(void);
