@@ -50,12 +50,6 @@
 
 #include "walpilot.h"
 
-#if PG_VERSION_NUM >= 160000
-typedef RelFileLocator WpRelFile;
-#else
-typedef RelFileNode WpRelFile;
-#endif
-
 /* The current top-level transaction's context, PRE_COMMIT to COMMIT. */
 static WpCommitContext commit_ctx;
 

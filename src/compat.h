@@ -290,6 +290,25 @@ wp_guc_variables(int *n)
 	(ProcGlobal->walwriterLatch == &ProcGlobal->allProcs[(i)].procLatch)
 #endif
 
+/* A relation file's identity: RelFileNode became RelFileLocator in 16. */
+#if PG_VERSION_NUM >= 160000
+#include "storage/relfilelocator.h"
+typedef RelFileLocator WpRelFile;
+#else
+#include "storage/relfilenode.h"
+typedef RelFileNode WpRelFile;
+#endif
+
+/*
+ * Signal handlers: through 16 pqsignal installs the handler itself; from
+ * 17 every handler it sets runs behind one wrapper function.
+ */
+#if PG_VERSION_NUM >= 170000
+#define WP_PQSIGNAL_WRAPS_HANDLERS 1
+#else
+#define WP_PQSIGNAL_WRAPS_HANDLERS 0
+#endif
+
 /* Current WAL insert position (takes only the insertpos spinlock). */
 #define wp_insert_lsn()			GetXLogInsertRecPtr()
 

@@ -281,7 +281,7 @@ wake_signal_handler(int signo, siginfo_t *info, void *context)
 static bool
 sigusr1_is_postgres(const struct sigaction *cur)
 {
-#if PG_VERSION_NUM >= 170000
+#if WP_PQSIGNAL_WRAPS_HANDLERS
 	struct sigaction intr;
 
 	if (sigaction(SIGINT, NULL, &intr) != 0)
