@@ -48,7 +48,7 @@ SELECT * FROM walpilot.probe(1, NULL, 3);
 -- the argument-less functions refuse arguments
 SELECT walpilot.reset(1);
 SELECT walpilot.revert(NULL);
-SELECT * FROM walpilot.status_data(NULL);
+SELECT * FROM walpilot.status_data_0_2(NULL);
 SELECT * FROM walpilot.storage_data('x');
 SELECT * FROM walpilot.checkpoints_data(-1);
 SELECT * FROM walpilot.wait_profile_data('NaN'::float8);

@@ -9,14 +9,14 @@ SELECT walpilot.reset();
 SET ROLE regress_wp_plain;
 SELECT count(*) FROM walpilot.status;
 SELECT walpilot.reset();
-SELECT * FROM walpilot.status_data();
+SELECT * FROM walpilot.status_data_0_2();
 -- even with schema usage, the functions themselves are revoked
 RESET ROLE;
 GRANT USAGE ON SCHEMA walpilot TO regress_wp_plain;
 SET ROLE regress_wp_plain;
 SELECT count(*) FROM walpilot.status;
 SELECT walpilot.reset();
-SELECT * FROM walpilot.status_data();
+SELECT * FROM walpilot.status_data_0_2();
 RESET ROLE;
 REVOKE USAGE ON SCHEMA walpilot FROM regress_wp_plain;
 -- a superuser can act
@@ -43,7 +43,7 @@ SELECT p.oid::regprocedure AS function_breaking_the_rule
  WHERE n.nspname = 'walpilot'
    AND (has_function_privilege('regress_wp_plain', p.oid, 'EXECUTE')
         OR has_function_privilege('regress_wp_monitor', p.oid, 'EXECUTE')
-           <> (p.proname LIKE '%\_data' OR p.proname = 'report'));
+           <> (p.proname ~ '_data(_[0-9_]+)?$' OR p.proname = 'report'));
 SELECT count(*) AS public_grants
   FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace,
        aclexplode(c.relacl) a

@@ -265,10 +265,11 @@ GRANT SELECT ON walpilot.setting_errors TO pg_monitor;
 -- status: pilot_reason (why the pilot is idle or holding) and the gather
 -- wake-up counters
 --
-DROP VIEW walpilot.status;
-DROP FUNCTION walpilot.status_data();
-
-CREATE FUNCTION walpilot.status_data(
+-- The new columns come last, so CREATE OR REPLACE VIEW keeps the view and
+-- every grant on it (a DBA's too).  The function's result changes, so it
+-- gets a new name (as pg_stat_statements does), and whoever could run the
+-- old one may run the new one.
+CREATE FUNCTION walpilot.status_data_0_2(
     OUT mode text,
     OUT worker_pid integer,
     OUT worker_started_at timestamptz,
@@ -290,12 +291,29 @@ RETURNS record
 AS 'MODULE_PATHNAME', 'walpilot_status_data'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 
-CREATE VIEW walpilot.status AS
-    SELECT * FROM walpilot.status_data();
+CREATE OR REPLACE VIEW walpilot.status AS
+    SELECT * FROM walpilot.status_data_0_2();
+
+REVOKE ALL ON FUNCTION walpilot.status_data_0_2() FROM PUBLIC;
+DO $grants$
+DECLARE
+    g record;
+BEGIN
+    FOR g IN
+        SELECT a.grantee::pg_catalog.regrole::pg_catalog.text AS role
+          FROM pg_catalog.pg_proc p, pg_catalog.aclexplode(p.proacl) a
+         WHERE p.oid = 'walpilot.status_data()'::pg_catalog.regprocedure
+           AND a.privilege_type = 'EXECUTE' AND a.grantee <> 0
+    LOOP
+        EXECUTE pg_catalog.format(
+            'GRANT EXECUTE ON FUNCTION walpilot.status_data_0_2() TO %s', g.role);
+    END LOOP;
+END
+$grants$;
+DROP FUNCTION walpilot.status_data();
 
 COMMENT ON VIEW walpilot.status IS
     'walpilot worker state: mode in force, worker process, loop passes, reset time, what the pilot does and why';
 
-REVOKE ALL ON FUNCTION walpilot.status_data() FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION walpilot.status_data() TO pg_monitor;
+GRANT EXECUTE ON FUNCTION walpilot.status_data_0_2() TO pg_monitor;
 GRANT SELECT ON walpilot.status TO pg_monitor;
