@@ -337,7 +337,7 @@ def cmd_reference():
     views = {r["n"] for r in psql("SELECT 'walpilot.' || viewname AS n FROM pg_views WHERE schemaname = 'walpilot'")}
     funcs = {r["n"] for r in psql("SELECT 'walpilot.' || proname AS n FROM pg_proc WHERE pronamespace = 'walpilot'::regnamespace")}
     # every name in a reference table is real
-    heads = set(re.findall(r'^\| `(walpilot\.[a-z_]+)', ref, re.M)) | set(re.findall(r'^#+ `(walpilot\.[a-z_]+)`', ref, re.M))
+    heads = set(re.findall(r'^\| `(walpilot\.[a-z_0-9]+)', ref, re.M)) | set(re.findall(r'^#+ `(walpilot\.[a-z_0-9]+)`', ref, re.M))
     for n in sorted(heads):
         if n not in gucs | views | funcs:
             bad(f"docs/reference.md documents {n}, which the installed extension does not have")
