@@ -452,7 +452,6 @@ advise_wal_buffers(List **rows, const WpSecond *tl, int ntl)
 				commits = 0;
 	int			secs = 0,
 				secs_full = 0,
-				samples = 0,
 				i;
 	double		share,
 				wait_share,
@@ -473,7 +472,6 @@ advise_wal_buffers(List **rows, const WpSecond *tl, int ntl)
 		peak = Max(peak, (double) s->wal_bytes);
 		if (s->wal_buffers_full > 0)
 			secs_full++;
-		samples += s->samples;
 		ww_sum += (double) s->wal_write_sum + (double) s->wal_write_lock_sum;
 		active_sum += (double) s->active_sum;
 	}
