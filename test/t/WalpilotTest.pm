@@ -22,7 +22,8 @@ use Test::More;
 use Time::HiRes qw(time);
 
 our @EXPORT =
-  qw(emulator_shim emulated_node start_insert_load poll_for build_probe_module);
+  qw(emulator_library emulator_shim walpilot_node start_emulated emulated_node
+  start_insert_load poll_for build_probe_module);
 our @EXPORT_OK = qw(server_settings_node dba_auto_conf slurp_bytes start_load
   stop_load wait_for_trial_value wait_for_dba_file);
 our %EXPORT_TAGS = (server_settings => \@EXPORT_OK);
@@ -31,29 +32,29 @@ our %EXPORT_TAGS = (server_settings => \@EXPORT_OK);
 my ($test_number) = basename($0) =~ /^(\d+)/;
 $test_number //= 'tap';
 
-my $shim;
 my @shm_names;
 
-# the storage emulator's shared library; skips the whole test without it
-sub emulator_shim
+# the storage emulator's shared library, undef when it is not built
+sub emulator_library
 {
-	($shim) = glob("$ENV{WALPILOT_SRC}/test/emulator/*.so");
-	plan skip_all => 'storage emulator not built (make -C test/emulator)'
-	  unless defined $shim && -f $shim;
-	return $shim;
+	my ($so) = glob("$ENV{WALPILOT_SRC}/test/emulator/*.so");
+	return defined $so && -f $so ? $so : undef;
 }
 
-# A started node with walpilot preloaded, fsync on (the emulator only
-# delays real flushes), the emulator emulating $storage in a shared state
-# file of its own, the extension and an insert table t.  $conf is more
-# postgresql.conf lines.
-sub emulated_node
+# the same, skipping the whole test without it
+sub emulator_shim
 {
-	my ($name, $storage, $conf) = @_;
-	emulator_shim() unless defined $shim;
-	my $shm = "walpilot-$test_number-$name-$$";
-	push @shm_names, $shm;
+	my $so = emulator_library();
+	plan skip_all => 'storage emulator not built (make -C test/emulator)'
+	  unless defined $so;
+	return $so;
+}
 
+# A node with walpilot preloaded and fsync on (flushes are what walpilot
+# measures and tunes), not started yet.  $conf is more postgresql.conf lines.
+sub walpilot_node
+{
+	my ($name, $conf) = @_;
 	my $node = PostgreSQL::Test::Cluster->new($name);
 	$node->init;
 	$node->append_conf('postgresql.conf', qq{
@@ -61,11 +62,30 @@ shared_preload_libraries = 'walpilot'
 fsync = on
 $conf
 });
-	{
-		local $ENV{LD_PRELOAD} = $shim;
-		local $ENV{WALPILOT_STORAGE} = "$storage,shm=$shm";
-		$node->start;
-	}
+	return $node;
+}
+
+# Start $node with the storage emulator (when built) emulating $storage,
+# in a shared state file of this node and run, removed at exit.
+sub start_emulated
+{
+	my ($node, $storage) = @_;
+	my $shim = emulator_library();
+	my $shm = "walpilot-$test_number-" . $node->name . "-$$";
+	push @shm_names, $shm unless grep { $_ eq $shm } @shm_names;
+	local $ENV{LD_PRELOAD} = $shim if defined $shim;
+	local $ENV{WALPILOT_STORAGE} = "$storage,shm=$shm";
+	$node->start;
+}
+
+# A started walpilot_node on the emulated $storage, with the extension and
+# an insert table t.
+sub emulated_node
+{
+	my ($name, $storage, $conf) = @_;
+	emulator_shim();
+	my $node = walpilot_node($name, $conf);
+	start_emulated($node, $storage);
 	$node->safe_psql('postgres', q{
 CREATE EXTENSION walpilot;
 CREATE TABLE t (id bigserial, v int);
@@ -76,17 +96,17 @@ CREATE TABLE t (id bigserial, v int);
 # the emulator's state files of this run
 END { unlink map { "/dev/shm/$_" } @shm_names; }
 
-# an insert-only pgbench load on table t in the background
+# an insert-only pgbench load on table t in the background ($jobs: 2)
 sub start_insert_load
 {
-	my ($node, $clients, $seconds) = @_;
+	my ($node, $clients, $seconds, $jobs) = @_;
 	my $script = $node->basedir . '/insert.sql';
 	open my $fh, '>', $script or die;
 	print $fh "INSERT INTO t (v) VALUES (1);\n";
 	close $fh;
 	my ($out, $err);
 	return IPC::Run::start(
-		[ 'pgbench', '-n', '-f', $script, '-c', $clients, '-j', 2,
+		[ 'pgbench', '-n', '-f', $script, '-c', $clients, '-j', $jobs // 2,
 		  '-T', $seconds, '-h', $node->host, '-p', $node->port, 'postgres' ],
 		'>', \$out, '2>', \$err);
 }
