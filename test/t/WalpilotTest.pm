@@ -172,7 +172,8 @@ sub slurp_bytes
 
 sub auto_conf_path { return $ss_node->data_dir . '/postgresql.auto.conf'; }
 
-# the started node, with the DBA's postgresql.auto.conf, a table t for
+# the started node (one per test: the helpers below act on it), with the
+# DBA's postgresql.auto.conf, a table t for
 # bulk updates and a table small for small inserts
 sub server_settings_node
 {
@@ -235,6 +236,7 @@ sub stop_load
 sub wait_for_trial_value
 {
 	my ($what) = @_;
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
 	my $ok = 0;
 	for (1 .. 360)
 	{
@@ -249,6 +251,7 @@ sub wait_for_trial_value
 sub wait_for_dba_file
 {
 	my ($what) = @_;
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
 	my $record = $ss_node->data_dir . '/pg_walpilot/server_settings';
 	my $ok = 0;
 	for (1 .. 60)
