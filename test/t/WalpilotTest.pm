@@ -173,8 +173,8 @@ sub slurp_bytes
 sub auto_conf_path { return $ss_node->data_dir . '/postgresql.auto.conf'; }
 
 # the started node (one per test: the helpers below act on it), with the
-# DBA's postgresql.auto.conf, a table t for
-# bulk updates and a table small for small inserts
+# DBA's postgresql.auto.conf, a table t for bulk updates and a table small
+# for small inserts
 sub server_settings_node
 {
 	my ($name) = @_;
