@@ -9,14 +9,28 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use FindBin;
-use lib $FindBin::Bin;
-use WalpilotTest;
+use IPC::Run;
 
-# without the storage emulator the removal part is skipped
-my $node = walpilot_node('upgrade', qq{walpilot.mode = 'tune'
-max_connections = 40});
-start_emulated($node, 'hdd');
+my ($shim) = glob("$ENV{WALPILOT_SRC}/test/emulator/*.so");
+my $shm = "walpilot-emu-rs046-$$";
+# the emulator's shared file goes, even when the test dies
+END { unlink("/dev/shm/$shm"); }
+
+my $node = PostgreSQL::Test::Cluster->new('upgrade');
+$node->init;
+$node->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'walpilot'
+fsync = on
+walpilot.mode = 'tune'
+max_connections = 40
+});
+sub start_node
+{
+	local $ENV{LD_PRELOAD} = $shim if defined $shim && -f $shim;
+	local $ENV{WALPILOT_STORAGE} = "hdd,shm=$shm";
+	$node->start;
+}
+start_node();
 
 #
 # upgrade 0.1 -> 0.2 against a fresh install
@@ -107,7 +121,7 @@ is($node->safe_psql('upgraded', 'SELECT count(*) FROM walpilot.status'), '1',
 SKIP:
 {
 	skip 'storage emulator not built (make -C test/emulator): no trial to interrupt', 8
-	  unless defined emulator_library();
+	  unless defined $shim && -f $shim;
 
 	$node->safe_psql('postgres', q{ALTER SYSTEM SET work_mem = '5MB'});
 	$node->safe_psql('postgres', q{ALTER SYSTEM SET checkpoint_completion_target = 0.8});
@@ -115,7 +129,15 @@ SKIP:
 	my $auto_conf = $node->data_dir . '/postgresql.auto.conf';
 	my $auto_before = slurp_file($auto_conf);
 	$node->safe_psql('postgres', 'CREATE EXTENSION walpilot; CREATE TABLE t (v int)');
-	my $load = start_insert_load($node, 8, 120);
+	my $script = $node->basedir . '/insert.sql';
+	open my $fh, '>', $script or die;
+	print $fh "INSERT INTO t VALUES (1);\n";
+	close $fh;
+	my ($out, $err) = ('', '');
+	my $load = IPC::Run::start(
+		[ 'pgbench', '-n', '-f', $script, '-c', 8, '-j', 2, '-T', 120,
+		  '-h', $node->host, '-p', $node->port, 'postgres' ],
+		'>', \$out, '2>', \$err);
 	my $in_trial = q{SELECT pilot_state IN ('trial', 're-check') FROM walpilot.status};
 	my $show = "SELECT 1 \\g /dev/null\nSELECT current_setting('commit_delay') || '/' || current_setting('commit_siblings')";
 
@@ -140,7 +162,7 @@ SKIP:
 	$node->append_conf('postgresql.conf', "shared_preload_libraries = ''\n");
 	$node->stop('fast');
 	$load->finish;
-	start_emulated($node, 'hdd');
+	start_node();
 	is(slurp_file($auto_conf), $auto_before,
 		'without the preload: postgresql.auto.conf byte-for-byte as before');
 	is($node->safe_psql('postgres', $show), '0/5',
@@ -154,4 +176,5 @@ SKIP:
 }
 
 $node->stop;
+unlink("/dev/shm/$shm");
 done_testing();
