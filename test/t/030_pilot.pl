@@ -8,50 +8,11 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use IPC::Run;
+use FindBin;
+use lib $FindBin::Bin;
+use WalpilotTest;
 
-my ($shim) = glob("$ENV{WALPILOT_SRC}/test/emulator/*.so");
-plan skip_all => 'storage emulator not built (make -C test/emulator)'
-  unless defined $shim && -f $shim;
-
-sub start_node
-{
-	my ($name, $storage) = @_;
-	my $node = PostgreSQL::Test::Cluster->new($name);
-	$node->init;
-	$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'walpilot'
-fsync = on
-walpilot.mode = 'tune'
-max_connections = 40
-});
-	{
-		local $ENV{LD_PRELOAD} = $shim;
-		local $ENV{WALPILOT_STORAGE} = $storage;
-		$node->start;
-	}
-	$node->safe_psql('postgres', q{
-CREATE EXTENSION walpilot;
-CREATE TABLE t (id bigserial, v int);
-});
-	return $node;
-}
-
-# an insert-only pgbench load in the background
-sub start_load
-{
-	my ($node, $clients, $seconds) = @_;
-	my $script = $node->basedir . '/insert.sql';
-	open my $fh, '>', $script or die;
-	print $fh "INSERT INTO t (v) VALUES (1);\n";
-	close $fh;
-	my ($out, $err);
-	my $h = IPC::Run::start(
-		[ 'pgbench', '-n', '-f', $script, '-c', $clients, '-j', 2,
-		  '-T', $seconds, '-h', $node->host, '-p', $node->port, 'postgres' ],
-		'>', \$out, '2>', \$err);
-	return $h;
-}
+emulator_shim();
 
 # walpilot.settings applies the published target in the calling session
 # first, so it shows what SHOW commit_delay says from then on.
@@ -63,11 +24,11 @@ my $show_after_commit = "SELECT 1 \\g /dev/null\nSHOW commit_delay";
 #
 # slow flush: the pilot engages
 #
-my $node = start_node('hdd', 'hdd');
+my $node = emulated_node('hdd', 'hdd', "walpilot.mode = 'tune'\nmax_connections = 40");
 $node->safe_psql('postgres', 'CREATE ROLE pinned LOGIN SUPERUSER');
 $node->safe_psql('postgres', 'ALTER ROLE pinned SET commit_delay = 7');
 
-my $load = start_load($node, 8, 240);
+my $load = start_insert_load($node, 8, 240);
 ok($node->poll_query_until('postgres',
 		q{SELECT count(*) > 0 FROM walpilot.decisions WHERE outcome LIKE 'kept%'}),
 	'a flush-bound load on slow storage gets a kept trial');
@@ -115,7 +76,7 @@ $load->kill_kill;
 #
 $node->append_conf('postgresql.conf', "walpilot.tune_interval = 10\n");
 $node->reload;
-$load = start_load($node, 8, 240);
+$load = start_insert_load($node, 8, 240);
 ok($node->poll_query_until('postgres', "SELECT ($effective)::int > 0"),
 	'after tune_interval the pilot tunes again');
 $node->append_conf('postgresql.conf', "walpilot.mode = 'observe'\n");
@@ -147,8 +108,8 @@ $node->stop;
 #
 # fast storage: the pilot stays at the configured value
 #
-$node = start_node('ssd', 'ssd');
-$load = start_load($node, 8, 20);
+$node = emulated_node('ssd', 'ssd', "walpilot.mode = 'tune'\nmax_connections = 40");
+$load = start_insert_load($node, 8, 20);
 $load->finish;
 is($node->safe_psql('postgres',
 		q{SELECT count(*) FROM walpilot.decisions WHERE setting LIKE 'commit%' AND (reason LIKE 'trial%' OR new_value <> '-')}),

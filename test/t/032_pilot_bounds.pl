@@ -6,49 +6,11 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use IPC::Run;
+use FindBin;
+use lib $FindBin::Bin;
+use WalpilotTest;
 
-my ($shim) = glob("$ENV{WALPILOT_SRC}/test/emulator/*.so");
-plan skip_all => 'storage emulator not built (make -C test/emulator)'
-  unless defined $shim && -f $shim;
-
-sub start_node
-{
-	my ($name, $storage, $extra) = @_;
-	my $node = PostgreSQL::Test::Cluster->new($name);
-	$node->init;
-	$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'walpilot'
-fsync = on
-walpilot.mode = 'tune'
-max_connections = 40
-$extra
-});
-	{
-		local $ENV{LD_PRELOAD} = $shim;
-		local $ENV{WALPILOT_STORAGE} = "$storage,shm=walpilot-032-$name-$$";
-		$node->start;
-	}
-	$node->safe_psql('postgres', q{
-CREATE EXTENSION walpilot;
-CREATE TABLE t (id bigserial, v int);
-});
-	return $node;
-}
-
-sub start_load
-{
-	my ($node, $clients, $seconds) = @_;
-	my $script = $node->basedir . '/insert.sql';
-	open my $fh, '>', $script or die;
-	print $fh "INSERT INTO t (v) VALUES (1);\n";
-	close $fh;
-	my ($out, $err);
-	return IPC::Run::start(
-		[ 'pgbench', '-n', '-f', $script, '-c', $clients, '-j', 2,
-		  '-T', $seconds, '-h', $node->host, '-p', $node->port, 'postgres' ],
-		'>', \$out, '2>', \$err);
-}
+emulator_shim();
 
 sub decisions
 {
@@ -67,8 +29,9 @@ my $effective = q{SELECT effective_value FROM walpilot.settings WHERE name = 'co
 #
 # commit_delay_max = 0: never a delay; then 30 us: never above 30
 #
-my $node = start_node('max', 'hdd', "walpilot.commit_delay_max = 0");
-my $load = start_load($node, 8, 300);
+my $node = emulated_node('max', 'hdd',
+	"walpilot.mode = 'tune'\nmax_connections = 40\nwalpilot.commit_delay_max = 0");
+my $load = start_insert_load($node, 8, 300);
 my $max_seen = 0;
 foreach my $i (1 .. 25)
 {
@@ -107,8 +70,9 @@ $node->stop;
 #
 # no periodic probe during a trial (walpilot.probe_interval = 10 s, its minimum)
 #
-$node = start_node('probe', 'hdd', "walpilot.probe_interval = 10");
-$load = start_load($node, 8, 200);
+$node = emulated_node('probe', 'hdd',
+	"walpilot.mode = 'tune'\nmax_connections = 40\nwalpilot.probe_interval = 10");
+$load = start_insert_load($node, 8, 200);
 my $sample = q{SELECT s.pilot_state || '|' || coalesce((SELECT extract(epoch FROM measured_at)::text
 	FROM walpilot.storage WHERE kind = 'periodic_probe'), '') FROM walpilot.status s};
 my ($prev_state, $prev_at) = ('', '');
@@ -135,8 +99,5 @@ is($probes_in_trial, 0, 'no periodic probe ran during a trial');
 cmp_ok($probes_outside, '>', 0, 'the periodic probe runs outside trials');
 $load->kill_kill;
 $node->stop;
-
-# the emulator's state files of this run
-END { unlink glob("/dev/shm/walpilot-032-*-$$"); }
 
 done_testing();

@@ -8,44 +8,15 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use IPC::Run;
+use FindBin;
+use lib $FindBin::Bin;
+use WalpilotTest;
 use Time::HiRes qw(time);
 
-my ($shim) = glob("$ENV{WALPILOT_SRC}/test/emulator/*.so");
-plan skip_all => 'storage emulator not built (make -C test/emulator)'
-  unless defined $shim && -f $shim;
+emulator_shim();
 
-my $node = PostgreSQL::Test::Cluster->new('reason');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'walpilot'
-fsync = on
-walpilot.mode = 'observe'
-max_connections = 40
-});
-{
-	local $ENV{LD_PRELOAD} = $shim;
-	local $ENV{WALPILOT_STORAGE} = "hdd,shm=walpilot-033-$$";
-	$node->start;
-}
-$node->safe_psql('postgres', q{
-CREATE EXTENSION walpilot;
-CREATE TABLE t (id bigserial, v int);
-});
-
-sub start_load
-{
-	my ($clients, $seconds) = @_;
-	my $script = $node->basedir . '/insert.sql';
-	open my $fh, '>', $script or die;
-	print $fh "INSERT INTO t (v) VALUES (1);\n";
-	close $fh;
-	my ($out, $err);
-	return IPC::Run::start(
-		[ 'pgbench', '-n', '-f', $script, '-c', $clients, '-j', 2,
-		  '-T', $seconds, '-h', $node->host, '-p', $node->port, 'postgres' ],
-		'>', \$out, '2>', \$err);
-}
+my $node = emulated_node('reason', 'hdd',
+	"walpilot.mode = 'observe'\nmax_connections = 40");
 
 # wait until pilot_reason matches, at most $secs seconds; returns it
 sub reason_like
@@ -71,7 +42,7 @@ like(reason_like(qr/^not flush-bound: .*commits\/s/, 10),
 	qr/^not flush-bound: \d+ commits\/s \(needs \d+\)/,
 	'tune mode without load: not flush-bound, with the numbers');
 
-my $load = start_load(8, 300);
+my $load = start_insert_load($node, 8, 300);
 ok($node->poll_query_until('postgres',
 		q{SELECT pilot_state <> 'idle' FROM walpilot.status}),
 	'a flush-bound load engages the pilot');
@@ -108,7 +79,4 @@ isnt($node->safe_psql('old', q{SELECT pilot_reason FROM walpilot.status}), '',
 	'after ALTER EXTENSION UPDATE it has pilot_reason');
 
 $node->stop;
-# the emulator's state files of this run
-END { unlink glob("/dev/shm/walpilot-033-$$"); }
-
 done_testing();

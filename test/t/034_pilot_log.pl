@@ -7,44 +7,15 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use IPC::Run;
+use FindBin;
+use lib $FindBin::Bin;
+use WalpilotTest;
 use Time::HiRes qw(time);
 
-my ($shim) = glob("$ENV{WALPILOT_SRC}/test/emulator/*.so");
-plan skip_all => 'storage emulator not built (make -C test/emulator)'
-  unless defined $shim && -f $shim;
+emulator_shim();
 
-my $node = PostgreSQL::Test::Cluster->new('log');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'walpilot'
-fsync = on
-walpilot.mode = 'tune'
-max_connections = 40
-});
-{
-	local $ENV{LD_PRELOAD} = $shim;
-	local $ENV{WALPILOT_STORAGE} = "hdd,shm=walpilot-034-$$";
-	$node->start;
-}
-$node->safe_psql('postgres', q{
-CREATE EXTENSION walpilot;
-CREATE TABLE t (id bigserial, v int);
-});
-
-sub start_load
-{
-	my ($clients, $seconds) = @_;
-	my $script = $node->basedir . '/insert.sql';
-	open my $fh, '>', $script or die;
-	print $fh "INSERT INTO t (v) VALUES (1);\n";
-	close $fh;
-	my ($out, $err);
-	return IPC::Run::start(
-		[ 'pgbench', '-n', '-f', $script, '-c', $clients, '-j', 2,
-		  '-T', $seconds, '-h', $node->host, '-p', $node->port, 'postgres' ],
-		'>', \$out, '2>', \$err);
-}
+my $node = emulated_node('log', 'hdd',
+	"walpilot.mode = 'tune'\nmax_connections = 40");
 
 sub decisions
 {
@@ -52,26 +23,13 @@ sub decisions
 		q{SELECT string_agg(concat_ws(' | ', id, old_value, new_value, reason, outcome), E'\n' ORDER BY id) FROM walpilot.decisions_data()});
 }
 
-# poll a query until it returns 't', at most $secs seconds
-sub poll_for
-{
-	my ($query, $secs) = @_;
-	my $end = time() + $secs;
-	while (time() < $end)
-	{
-		return 1 if $node->safe_psql('postgres', $query) eq 't';
-		select(undef, undef, undef, 0.25);
-	}
-	return 0;
-}
-
 my $trial_rows = q{(reason LIKE 'trial%' OR reason LIKE 're-check%' OR reason LIKE 'new search%')};
 
 #
 # a search ends in hold; a win is one row
 #
-my $load = start_load(8, 600);
-ok(poll_for(q{SELECT pilot_state = 'hold' FROM walpilot.status}, 120),
+my $load = start_insert_load($node, 8, 600);
+ok(poll_for($node, q{SELECT pilot_state = 'hold' FROM walpilot.status}, 120),
 	'a flush-bound load: the search ends in hold');
 is($node->safe_psql('postgres',
 		qq{SELECT count(*) FROM walpilot.decisions WHERE $trial_rows AND outcome IS NULL}),
@@ -90,11 +48,11 @@ is($node->safe_psql('postgres', q{
 # the load goes and comes back: tuned again at once
 #
 $load->kill_kill;
-ok(poll_for(q{SELECT pilot_state = 'idle' FROM walpilot.status}, 60),
+ok(poll_for($node, q{SELECT pilot_state = 'idle' FROM walpilot.status}, 60),
 	'without load the pilot goes idle');
 my $idle_at = time();
-$load = start_load(8, 600);
-ok(poll_for(q{SELECT pilot_state <> 'idle' FROM walpilot.status}, 40),
+$load = start_insert_load($node, 8, 600);
+ok(poll_for($node, q{SELECT pilot_state <> 'idle' FROM walpilot.status}, 40),
 	'the load comes back: the pilot engages again within 40 s (tune_interval is 600 s)')
   or diag(decisions(), "\n", $node->safe_psql('postgres', 'SELECT pilot_reason FROM walpilot.status'));
 
@@ -103,10 +61,10 @@ ok(poll_for(q{SELECT pilot_state <> 'idle' FROM walpilot.status}, 40),
 #
 $node->append_conf('postgresql.conf', "walpilot.tune_interval = 10\n");
 $node->reload;
-ok(poll_for(q{SELECT pilot_state IN ('trial', 're-check') FROM walpilot.status}, 120),
+ok(poll_for($node, q{SELECT pilot_state IN ('trial', 're-check') FROM walpilot.status}, 120),
 	'a trial runs');
 $node->safe_psql('postgres', 'SELECT walpilot.revert()');
-ok(poll_for(qq{SELECT count(*) = 0 FROM walpilot.decisions WHERE $trial_rows AND outcome IS NULL}, 10),
+ok(poll_for($node, qq{SELECT count(*) = 0 FROM walpilot.decisions WHERE $trial_rows AND outcome IS NULL}, 10),
 	'revert() during a trial: the trial row gets an outcome') or diag(decisions());
 cmp_ok($node->safe_psql('postgres',
 		q{SELECT count(*) FROM walpilot.decisions WHERE outcome LIKE 'interrupted: walpilot.revert()%'}),
@@ -115,11 +73,11 @@ cmp_ok($node->safe_psql('postgres',
 #
 # the worker exits during a trial: the trial ends with an outcome
 #
-ok(poll_for(q{SELECT pilot_state IN ('trial', 're-check') FROM walpilot.status}, 120),
+ok(poll_for($node, q{SELECT pilot_state IN ('trial', 're-check') FROM walpilot.status}, 120),
 	'after the hold-off a trial runs again');
 my $pid = $node->safe_psql('postgres', 'SELECT worker_pid FROM walpilot.status');
 $node->safe_psql('postgres', "SELECT pg_terminate_backend($pid)");
-ok(poll_for(qq{SELECT worker_pid IS NOT NULL AND worker_pid <> $pid FROM walpilot.status}, 60),
+ok(poll_for($node, qq{SELECT worker_pid IS NOT NULL AND worker_pid <> $pid FROM walpilot.status}, 60),
 	'the worker is restarted');
 is($node->safe_psql('postgres',
 		qq{SELECT count(*) FROM walpilot.decisions WHERE $trial_rows AND outcome IS NULL}),
@@ -134,7 +92,4 @@ is($node->safe_psql('postgres', q{
 
 $load->kill_kill;
 $node->stop;
-# the emulator's state files of this run
-END { unlink glob("/dev/shm/walpilot-034-$$"); }
-
 done_testing();

@@ -12,7 +12,9 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use IPC::Run;
+use FindBin;
+use lib $FindBin::Bin;
+use WalpilotTest;
 
 my $node = PostgreSQL::Test::Cluster->new('owners');
 $node->init;
@@ -28,9 +30,7 @@ CREATE ROLE sib LOGIN SUPERUSER;
 ALTER ROLE sib SET commit_siblings = 3;
 });
 
-my $dir = $node->basedir;
-open my $fh, '>', "$dir/publish_probe.c" or die;
-print $fh <<'C';
+my $probe = build_probe_module($node, 'publish_probe', <<'C');
 #include "postgres.h"
 #include <dlfcn.h>
 #include "fmgr.h"
@@ -53,17 +53,9 @@ publish_probe(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 C
-close $fh;
-my $incdir = `pg_config --includedir-server`;
-chomp $incdir;
-my ($cout, $cerr);
-IPC::Run::run([ 'cc', '-shared', '-fPIC', '-O1', "-I$incdir",
-		'-o', "$dir/publish_probe.so", "$dir/publish_probe.c" ],
-	'>', \$cout, '2>', \$cerr)
-  or BAIL_OUT("cannot build the probe module: $cerr");
 $node->safe_psql('postgres', qq{
 CREATE FUNCTION publish_probe(bool, int, int) RETURNS void
-  AS '$dir/publish_probe.so', 'publish_probe' LANGUAGE C STRICT;
+  AS '$probe', 'publish_probe' LANGUAGE C STRICT;
 });
 
 # what a session's commits run with, after one commit

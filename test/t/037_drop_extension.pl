@@ -10,7 +10,9 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use IPC::Run;
+use FindBin;
+use lib $FindBin::Bin;
+use WalpilotTest;
 
 my $node = PostgreSQL::Test::Cluster->new('drop');
 $node->init;
@@ -26,9 +28,7 @@ CREATE DATABASE db2;
 });
 $node->safe_psql('db2', 'CREATE EXTENSION walpilot');
 
-my $dir = $node->basedir;
-open my $fh, '>', "$dir/drop_probe.c" or die;
-print $fh <<'C';
+my $probe = build_probe_module($node, 'drop_probe', <<'C');
 #include "postgres.h"
 #include <dlfcn.h>
 #include "fmgr.h"
@@ -67,19 +67,11 @@ last_drop_probe(PG_FUNCTION_ARGS)
 	PG_RETURN_TEXT_P(cstring_to_text(db));
 }
 C
-close $fh;
-my $incdir = `pg_config --includedir-server`;
-chomp $incdir;
-my ($cout, $cerr);
-IPC::Run::run([ 'cc', '-shared', '-fPIC', '-O1', "-I$incdir",
-		'-o', "$dir/drop_probe.so", "$dir/drop_probe.c" ],
-	'>', \$cout, '2>', \$cerr)
-  or BAIL_OUT("cannot build the probe module: $cerr");
 $node->safe_psql('postgres', qq{
 CREATE FUNCTION publish_probe(bool, int, int) RETURNS void
-  AS '$dir/drop_probe.so', 'publish_probe' LANGUAGE C STRICT;
+  AS '$probe', 'publish_probe' LANGUAGE C STRICT;
 CREATE FUNCTION last_drop_probe() RETURNS text
-  AS '$dir/drop_probe.so', 'last_drop_probe' LANGUAGE C;
+  AS '$probe', 'last_drop_probe' LANGUAGE C;
 });
 
 my $in_force = "INSERT INTO t VALUES (1);\n"

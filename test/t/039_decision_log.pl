@@ -6,7 +6,9 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use IPC::Run;
+use FindBin;
+use lib $FindBin::Bin;
+use WalpilotTest;
 
 my $node = PostgreSQL::Test::Cluster->new('decisions');
 $node->init;
@@ -17,9 +19,7 @@ walpilot.mode = 'observe'
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION walpilot');
 
-my $dir = $node->basedir;
-open my $fh, '>', "$dir/log_probe.c" or die;
-print $fh <<'C';
+my $probe = build_probe_module($node, 'log_probe', <<'C');
 #include "postgres.h"
 #include <dlfcn.h>
 #include "fmgr.h"
@@ -42,17 +42,9 @@ log_probe(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 C
-close $fh;
-my $incdir = `pg_config --includedir-server`;
-chomp $incdir;
-my ($cout, $cerr);
-IPC::Run::run([ 'cc', '-shared', '-fPIC', '-O1', "-I$incdir",
-		'-o', "$dir/log_probe.so", "$dir/log_probe.c" ],
-	'>', \$cout, '2>', \$cerr)
-  or BAIL_OUT("cannot build the probe module: $cerr");
 $node->safe_psql('postgres', qq{
 CREATE FUNCTION log_probe(text) RETURNS void
-  AS '$dir/log_probe.so', 'log_probe' LANGUAGE C STRICT;
+  AS '$probe', 'log_probe' LANGUAGE C STRICT;
 });
 
 # 30 keys: some 850 bytes of JSON text

@@ -7,14 +7,11 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::Bin;
+use WalpilotTest;
 
-my $node = PostgreSQL::Test::Cluster->new('worker_faults');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'walpilot'
-restart_after_crash = on
-fsync = on
-});
+my $node = walpilot_node('worker_faults', 'restart_after_crash = on');
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION walpilot');
 my $auto_conf = $node->data_dir . '/postgresql.auto.conf';

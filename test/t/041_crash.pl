@@ -9,32 +9,16 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use IPC::Run;
+use FindBin;
+use lib $FindBin::Bin;
+use WalpilotTest;
 
-my ($shim) = glob("$ENV{WALPILOT_SRC}/test/emulator/*.so");
-plan skip_all => 'storage emulator not built (make -C test/emulator)'
-  unless defined $shim && -f $shim;
-my $shm = "walpilot-emu-rs041-$$";
-# the emulator's shared file goes, even when the test dies
-END { unlink("/dev/shm/$shm"); }
+emulator_shim();
 
-my $node = PostgreSQL::Test::Cluster->new('crash');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'walpilot'
-fsync = on
-restart_after_crash = on
+my $node = walpilot_node('crash', qq{restart_after_crash = on
 walpilot.mode = 'tune'
-max_connections = 40
-});
-
-sub start_emulated
-{
-	local $ENV{LD_PRELOAD} = $shim;
-	local $ENV{WALPILOT_STORAGE} = "hdd,shm=$shm";
-	$node->start;
-}
-start_emulated();
+max_connections = 40});
+start_emulated($node, 'hdd');
 # the DBA's own lines in postgresql.auto.conf, which must survive as they are
 $node->safe_psql('postgres', q{ALTER SYSTEM SET work_mem = '5MB'});
 $node->safe_psql('postgres', q{ALTER SYSTEM SET maintenance_work_mem = '77MB'});
@@ -42,20 +26,6 @@ $node->reload;
 $node->safe_psql('postgres', 'CREATE EXTENSION walpilot; CREATE TABLE t (id bigserial, v int)');
 my $auto_conf = $node->data_dir . '/postgresql.auto.conf';
 my $auto_before = slurp_file($auto_conf);
-
-my $script = $node->basedir . '/insert.sql';
-open my $fh, '>', $script or die;
-print $fh "INSERT INTO t (v) VALUES (1);\n";
-close $fh;
-
-sub start_load
-{
-	my ($out, $err) = ('', '');
-	return IPC::Run::start(
-		[ 'pgbench', '-n', '-f', $script, '-c', 8, '-j', 2, '-T', 120,
-		  '-h', $node->host, '-p', $node->port, 'postgres' ],
-		'>', \$out, '2>', \$err);
-}
 
 my $in_gather = q{SELECT pilot_state = 'trial' AND pilot_candidate LIKE 'gather%' FROM walpilot.status};
 # what a new session runs with, after its first transaction
@@ -78,7 +48,7 @@ sub no_trial_value_left
 #
 # SIGKILL of a client backend in the middle of a gather trial
 #
-my $load = start_load();
+my $load = start_insert_load($node, 8, 120);
 ok($node->poll_query_until('postgres', $in_gather), 'a gather trial runs under the load');
 my $victim = $node->safe_psql('postgres', q{
 	SELECT pid FROM pg_stat_activity
@@ -101,7 +71,7 @@ no_trial_value_left('after SIGKILL during gather');
 #
 my $tmpdir_trap = "$auto_conf.tmp";
 mkdir $tmpdir_trap or die "mkdir: $!";
-$load = start_load();
+$load = start_insert_load($node, 8, 120);
 ok($node->poll_query_until('postgres', $in_gather),
 	'walpilot resumes: a new gather trial after the crash restart');
 ok($node->poll_query_until('postgres', q{
@@ -124,10 +94,9 @@ ok($node->poll_query_until('postgres', q{SELECT pilot_state IN ('trial', 're-che
 	'a trial runs again');
 $node->stop('immediate');
 $load->finish;
-start_emulated();
+start_emulated($node, 'hdd');
 no_trial_value_left('after an immediate stop mid-trial');
 unlike(slurp_file($node->logfile), qr/PANIC/, 'no PANIC in the whole run');
 
 $node->stop;
-unlink("/dev/shm/$shm");
 done_testing();

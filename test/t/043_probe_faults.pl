@@ -8,14 +8,11 @@ use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::Bin;
+use WalpilotTest;
 
-my $node = PostgreSQL::Test::Cluster->new('probe_faults');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'walpilot'
-fsync = on
-restart_after_crash = on
-});
+my $node = walpilot_node('probe_faults', 'restart_after_crash = on');
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION walpilot');
 my $waldir = $node->data_dir . '/pg_wal';

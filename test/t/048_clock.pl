@@ -9,19 +9,16 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::Bin;
+use WalpilotTest;
 use IPC::Run;
 
 my ($faketime) = grep { -f $_ } glob('/usr/lib/*/faketime/libfaketime.so.1');
 plan skip_all => 'libfaketime not installed (apt-get install libfaketime)'
   unless defined $faketime;
 
-my $node = PostgreSQL::Test::Cluster->new('clock');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'walpilot'
-fsync = on
-max_connections = 40
-});
+my $node = walpilot_node('clock', 'max_connections = 40');
 my $offset_file = $node->basedir . '/faketime';
 sub set_offset
 {
