@@ -106,9 +106,11 @@ is($node->safe_psql('postgres', q{SELECT count(*) FROM walpilot.decisions}), '0'
 $node->stop;
 
 #
-# fast storage: the pilot stays at the configured value
+# fast storage: the pilot stays at the configured value.  real_sync=0, so
+# the emulated 0.2 ms flush is what the server sees even when the real
+# disk of a busy machine is slower than that.
 #
-$node = emulated_node('ssd', 'ssd', "walpilot.mode = 'tune'\nmax_connections = 40");
+$node = emulated_node('ssd', 'ssd,real_sync=0', "walpilot.mode = 'tune'\nmax_connections = 40");
 $load = start_insert_load($node, 8, 20);
 $load->finish;
 is($node->safe_psql('postgres',
