@@ -18,7 +18,10 @@
  * static delays of 1/4 and 1/8 of the flush time with siblings 1 (what the
  * benchmarks found best; the half-flush rule of thumb is too long).  No
  * value ever exceeds walpilot.commit_delay_max; with 0 the pilot sets no
- * delay at all.
+ * delay at all.  The static delays are skipped while gather is the choice
+ * and already takes WP_SATURATED_SHARE of the committers into each flush:
+ * a fixed sleep cannot put more into a flush than everyone, so a trial
+ * could only cost throughput while it runs.
  *
  * Window: one second (measured, so a late tick does not count extra
  * commits), metric durable commits per second, with the window's commit
@@ -51,6 +54,12 @@ int			wp_commit_delay_max_us = 10000;
 #define WP_GATHER_MIN_CAP_US	50	/* below this a cap is pointless... */
 #define WP_GROUP_UPDATE_US		(100 * 1000)
 
+/* gather "saturated": this share of the committers in every flush ... */
+#define WP_SATURATED_SHARE		0.90
+/* ... over at least this many recent gather windows */
+#define WP_SATURATED_WINDOWS	3
+#define WP_SATURATED_AGE_US		(30 * USECS_PER_SEC)
+
 /* WpPilotValue layout */
 #define V_GATHER	0
 #define V_DELAY		1
@@ -60,6 +69,21 @@ int			wp_commit_delay_max_us = 10000;
 static TimestampTz window_start = 0;
 static TimestampTz last_group_update = 0;
 static double last_p50_us = 0;
+
+/* is gather in force in the window now open (the last value applied)? */
+static bool gather_applied = false;
+
+/* the recent windows that ran gather: commits per flush against G */
+typedef struct WpGatherWindows
+{
+	int			n;
+	double		durable;
+	double		led_flush;
+	double		group;			/* sum of G over the windows */
+	TimestampTz first;
+} WpGatherWindows;
+
+static WpGatherWindows gather_windows;
 
 static void
 cd_value(WpPilotValue *v, bool gather, int delay_us, int siblings)
@@ -117,7 +141,8 @@ cd_apply(const WpPilotValue *v, bool configured)
 
 	targets[WP_KNOB_COMMIT_DELAY] = v->v[V_DELAY];
 	targets[WP_KNOB_COMMIT_SIBLINGS] = v->v[V_SIBLINGS];
-	wp_gather_set_enabled(!configured && v->v[V_GATHER] != 0);
+	gather_applied = !configured && v->v[V_GATHER] != 0;
+	wp_gather_set_enabled(gather_applied);
 	wp_settings_publish(!configured, targets);
 }
 
@@ -126,8 +151,50 @@ cd_withdraw(void)
 {
 	int32		targets[WP_NUM_KNOBS] = {0, 0};
 
+	gather_applied = false;
 	wp_gather_set_enabled(false);
 	wp_settings_publish(false, targets);
+}
+
+/*
+ * gather_saturated
+ *		Does gather, the value in force, already take nearly every
+ *		committer into each flush?  From the recent windows that ran it;
+ *		false where the server cannot tell which commit led a flush.
+ */
+static bool
+gather_saturated(double *per_flush, double *group)
+{
+	const WpGatherWindows *g = &gather_windows;
+	TimestampTz now = GetCurrentTimestamp();
+
+	*per_flush = *group = 0;
+	if (!gather_applied || !wp_commit_leader_known() ||
+		g->n < WP_SATURATED_WINDOWS || g->led_flush <= 0 ||
+		now - g->first > WP_SATURATED_AGE_US || now < g->first)
+		return false;
+	*per_flush = g->durable / g->led_flush;
+	*group = g->group / g->n;
+	return *group >= 2 && *per_flush >= WP_SATURATED_SHARE * *group;
+}
+
+/* account a closed window that ran gather; restart the run after others */
+static void
+note_gather_window(TimestampTz start, const WpCommitSecond *cs, bool ran_gather)
+{
+	WpGatherWindows *g = &gather_windows;
+
+	if (!ran_gather)
+		return;
+	if (g->n == 0 || start - g->first > WP_SATURATED_AGE_US || start < g->first)
+	{
+		memset(g, 0, sizeof(*g));
+		g->first = start;
+	}
+	g->n++;
+	g->durable += (double) cs->durable;
+	g->led_flush += (double) cs->led_flush;
+	g->group += (double) wp_gather_group();
 }
 
 static void
@@ -143,8 +210,9 @@ cd_describe(const WpPilotValue *v, char *buf, size_t len)
 
 /*
  * cd_candidate
- *		Step 0 gather, 1 and 2 static F/4 and F/8 (siblings 1).  Every
- *		delay is at most walpilot.commit_delay_max.
+ *		Step 0 gather, 1 and 2 static F/4 and F/8 (siblings 1), those two
+ *		not while gather is in force and saturated.  Every delay is at most
+ *		walpilot.commit_delay_max.
  */
 static bool
 cd_candidate(int step, const WpPilotLoad *load, WpPilotValue *value,
@@ -153,10 +221,21 @@ cd_candidate(int step, const WpPilotLoad *load, WpPilotValue *value,
 	double		f = Max(load->context[0], 100.0);
 	int			max = wp_commit_delay_max_us;
 	int			d;
+	double		per_flush;
+	double		group;
 
 	*last = step >= 2;
 	if (max <= 0)
 		return false;
+	if (step == 1 && gather_saturated(&per_flush, &group))
+	{
+		ereport(LOG,
+				(errmsg("walpilot commit_delay pilot skips the static delays: gather is saturated"),
+				 errdetail("Gather takes %.1f commits into each flush with %.1f backends committing (the static delays need less than %.0f %%).",
+						   per_flush, group, WP_SATURATED_SHARE * 100)));
+		*last = true;
+		return false;
+	}
 	switch (step)
 	{
 		case 0:
@@ -270,6 +349,7 @@ cd_window(TimestampTz now, WpPilotWindow *w)
 	memcpy(w->hist, cs->hist, sizeof(w->hist));
 	w->p50_us = wp_hist_quantile(w->hist, 0.5);
 	last_p50_us = w->p50_us;
+	note_gather_window(window_start, cs, gather_applied);
 	window_start = now;
 	pfree(cs);
 	return true;
