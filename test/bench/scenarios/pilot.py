@@ -77,6 +77,8 @@ def build(opts):
                               baseline=True, meta={"delay": 0, "siblings": 5, "duration": static_s}))
         configs.append(Config("tune", tune_conf, env, group=label, setup_sql=["CREATE EXTENSION walpilot"],
                               meta={"tune": True, "duration": tune_s}))
+        if o.get("statics", "1") == "0":
+            continue  # tune against the defaults only (a build-to-build rerun)
         half = max(10, int(round(F / 20.0)) * 10)
         configs.append(Config(f"rule d{half}/s5", [f"commit_delay = {half}", "commit_siblings = 5"], env,
                               group=label, meta={"delay": half, "siblings": 5, "rule": True,
