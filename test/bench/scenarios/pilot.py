@@ -289,7 +289,10 @@ def analyze(ctx, rows, summ):
             out.append(f"    t={t:6.1f}s {s}: {a} -> {b}  [{oc or ''}]  {why[:110]}")
     out.append("\n## targets")
     for g, n, tune, base, best, bt, L, tl, nl in accept:
-        if g.startswith("cloud"):
+        if bt is None and g.split("_")[0] not in FAST:
+            out.append(f"  {g} N={n}: tune/none = {tune / base:.3f} (steady; tune {rng(tl)} vs none {rng(nl)});"
+                       f" tune/L = {tune / L:.3f} (no static settings in this run)")
+        elif g.startswith("cloud"):
             a = tune / bt
             b = tune / base
             out.append(f"  {g} N={n}: tune/best static ({best}) = {a:.3f} -> {'PASS' if a >= 0.97 else 'FAIL'}"
