@@ -110,7 +110,7 @@ cd_enabled(char *why, size_t len)
 	return true;
 }
 
-static void
+static bool
 cd_apply(const WpPilotValue *v, bool configured)
 {
 	int32		targets[WP_NUM_KNOBS];
@@ -119,6 +119,7 @@ cd_apply(const WpPilotValue *v, bool configured)
 	targets[WP_KNOB_COMMIT_SIBLINGS] = v->v[V_SIBLINGS];
 	wp_gather_set_enabled(!configured && v->v[V_GATHER] != 0);
 	wp_settings_publish(!configured, targets);
+	return true;
 }
 
 static void
