@@ -25,7 +25,7 @@ our @EXPORT =
   qw(emulator_library emulator_shim walpilot_node start_emulated emulated_node
   start_insert_load poll_for build_probe_module);
 our @EXPORT_OK = qw(server_settings_node dba_auto_conf slurp_bytes start_load
-  stop_load wait_for_trial_value wait_for_dba_file);
+  stop_load wait_for_trial_value wait_for_dba_file decisions_text);
 our %EXPORT_TAGS = (server_settings => \@EXPORT_OK);
 
 # the test's number (030 for 030_pilot.pl), for names unique to it
@@ -145,6 +145,8 @@ sub build_probe_module
 #
 # The server settings tests: checkpoint_flush_after tuned between 256kB and
 # 512kB through postgresql.auto.conf, which starts as the DBA's own file.
+# fsync is on: with fsync = off the server skips checkpoint_flush_after's
+# writeback requests, and the pilot does not tune it.
 #
 
 # an ALTER SYSTEM line, a hand-written comment and a hand-written line
@@ -182,6 +184,7 @@ sub server_settings_node
 	$ss_node->init;
 	$ss_node->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'walpilot'
+fsync = on
 restart_after_crash = on
 log_checkpoints = on
 checkpoint_timeout = 30s
@@ -263,8 +266,16 @@ sub wait_for_dba_file
 	ok(!-e $record, "$what: the record is removed with the last trial value")
 	  or diag("record: " . (slurp_bytes($record) // '')
 		  . "\nfile: " . (slurp_bytes(auto_conf_path()) // '')
-		  . "\ndecisions: " . $ss_node->safe_psql('postgres',
-			  "SELECT string_agg(decided_at || ' ' || reason, E'\\n' ORDER BY decided_at) FROM walpilot.decisions WHERE setting = 'checkpoint_flush_after'"));
+		  . "\ndecisions: " . decisions_text());
+}
+
+# the flush pilot's decision rows as text, for a diagnosis (also when the
+# extension has just been dropped)
+sub decisions_text
+{
+	my ($rc, $out, $err) = $ss_node->psql('postgres',
+		"SELECT string_agg(decided_at || ' ' || reason || coalesce(' => ' || outcome, ''), E'\\n' ORDER BY decided_at) FROM walpilot.decisions WHERE setting = 'checkpoint_flush_after'");
+	return $rc == 0 ? $out : "(walpilot.decisions cannot be read: $err)";
 }
 
 1;
