@@ -61,6 +61,10 @@ ok($node->poll_query_until('postgres', q{
 	 WHERE setting = 'checkpoint_flush_after'
 	   AND reason LIKE 'trial: 512kB against 256kB%'}),
 	'a trial starts with the next value up, a neighbour of the configured 256kB');
+is($node->safe_psql('postgres', q{
+	SELECT state || ' ' || candidate FROM walpilot.pilots
+	 WHERE pilot = 'checkpoint_flush_after'}),
+	'trial 512kB', 'walpilot.pilots shows the trial and its candidate');
 ok($node->poll_query_until('postgres', q{
 	SELECT count(*) > 0 FROM walpilot.decisions
 	 WHERE setting = 'checkpoint_flush_after' AND outcome IS NOT NULL}),
@@ -97,6 +101,11 @@ ok($node->poll_query_until('postgres', q{
 	SELECT current_setting('checkpoint_flush_after') = '256kB'
 	   AND pg_read_file('postgresql.auto.conf') NOT LIKE '%walpilot%'}),
 	'turning the pilot off puts the configured value back');
+like($node->safe_psql('postgres', q{
+	SELECT state || ': ' || reason FROM walpilot.pilots
+	 WHERE pilot = 'checkpoint_flush_after'}),
+	qr/^idle: walpilot.tune_checkpoint_flush = off/,
+	'walpilot.pilots says why the pilot is idle');
 
 $load->kill_kill;
 $node->stop;
