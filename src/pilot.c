@@ -130,6 +130,8 @@ typedef struct WpPilotRun
 	bool		free_to_tune;	/* configured() at the last window */
 	char		pin_why[WP_PILOT_REASON];
 	bool		waiting;		/* a trial is due, another pilot's runs */
+	bool		waited;			/* ... so it was at the window before */
+	bool		search_paused;	/* mid-search, a waiting pilot goes first */
 
 	int			engage_streak;
 	int			idle_streak;
@@ -398,6 +400,7 @@ fall_back(WpPilotRun *r, const char *reason)
 	r->engage_streak = 0;
 	r->idle_streak = 0;
 	r->shift_streak = 0;
+	r->search_paused = false;
 }
 
 static TimestampTz
@@ -474,21 +477,33 @@ wait_for_other(WpPilotRun *r, const char *what)
 
 	if (o < 0)
 	{
-		if (r->waiting)
+		if (r->waited)
 			ereport(LOG,
 					(errmsg("walpilot %s pilot: no other trial runs now, its %s starts",
 							r->def->name, what)));
-		r->waiting = false;
+		r->waiting = r->waited = false;
 		return false;
 	}
 	snprintf(why, sizeof(why),
 			 "waiting: the %s trial runs, this %s starts after it (trials never overlap)",
 			 runs[o].def->name, what);
-	if (!r->waiting)
+	if (!r->waited)
 		wp_decision_log(r->def->name, "-", "-", why, NULL);
 	r->waiting = true;
 	strlcpy(r->reason, why, sizeof(r->reason));
 	return true;
+}
+
+/* another pilot waits for a trial of its own (-1: none) */
+static int
+other_waiting(WpPilotRun *r)
+{
+	int			i;
+
+	for (i = 0; i < WP_NUM_PILOTS; i++)
+		if (&runs[i] != r && runs[i].waiting)
+			return i;
+	return -1;
 }
 
 /*---- the search ----*/
@@ -625,6 +640,29 @@ ladder_candidate(WpPilotRun *r, TimestampTz now, WpPilotValue *c, int *step)
 static void
 next_trial(WpPilotRun *r, TimestampTz now)
 {
+	int			o;
+
+	/*
+	 * Mid-search, a pilot that waits for a trial goes first: the search
+	 * pauses with the current choice in force and goes on after it (a
+	 * search of checkpoint windows would keep the other pilot waiting for
+	 * hours).
+	 */
+	if (r->trials_in_search > 0 && (o = other_waiting(r)) >= 0)
+	{
+		apply(r, &r->current);
+		r->state = WP_PS_HOLD;
+		r->hold_since = now;
+		r->shift_streak = 0;
+		r->idle_streak = 0;
+		r->search_paused = true;
+		snprintf(r->reason, sizeof(r->reason),
+				 "search paused: the %s pilot waits for a trial, which goes first",
+				 runs[o].def->name);
+		wp_decision_log(r->def->name, "-", "-", r->reason, NULL);
+		return;
+	}
+	r->search_paused = false;
 	if (r->def->rung)
 	{
 		WpPilotValue c;
@@ -905,7 +943,8 @@ not_tuning(WpPilotRun *r, bool window_closed)
 	r->state = WP_PS_IDLE;
 	r->current = r->configured;
 	r->current_step = -1;
-	r->waiting = false;
+	r->waiting = r->waited = false;
+	r->search_paused = false;
 	strlcpy(r->reason, why, sizeof(r->reason));
 	return true;
 }
@@ -1015,6 +1054,10 @@ pilot_window(WpPilotRun *r, const WpPilotWindow *w, TimestampTz now)
 	memset(&load, 0, sizeof(load));
 	r->def->engage(w, &load);
 
+	/* waiting is re-decided at every window of this pilot */
+	r->waited = r->waiting;
+	r->waiting = false;
+
 	switch (r->state)
 	{
 		case WP_PS_IDLE:
@@ -1085,6 +1128,29 @@ pilot_window(WpPilotRun *r, const WpPilotWindow *w, TimestampTz now)
 			break;
 
 		case WP_PS_HOLD:
+			if (r->search_paused)
+			{
+				int			o;
+
+				if (wait_for_other(r, "search"))
+					break;
+				if ((o = other_waiting(r)) >= 0)
+				{
+					snprintf(r->reason, sizeof(r->reason),
+							 "search paused: the %s pilot waits for a trial, which goes first",
+							 runs[o].def->name);
+					break;
+				}
+				/* the search goes on where it paused */
+				ereport(LOG,
+						(errmsg("walpilot %s pilot: the paused search goes on",
+								r->def->name)));
+				r->search_paused = false;
+				if (r->load.nvalues == 0)
+					r->load = load;
+				next_trial(r, now);
+				break;
+			}
 			if (!load.active)
 			{
 				if (++r->idle_streak >= WP_IDLE_FALLBACK)
