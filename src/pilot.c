@@ -44,13 +44,19 @@
 #include <math.h>
 
 #include "access/xlog.h"
+#include "fmgr.h"
+#include "funcapi.h"
 #include "miscadmin.h"
 #include "storage/shmem.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 #include "utils/timestamp.h"
+#include "utils/tuplestore.h"
 
+#include "compat.h"
 #include "pilot.h"
+
+PG_FUNCTION_INFO_V1(walpilot_pilots_data);
 
 /* GUC variables shared by every pilot */
 int			wp_max_latency_regression_pct = 10;
@@ -65,6 +71,7 @@ int			wp_tune_interval_s = 600;
 /* the knobs, in the order their controllers run */
 static const WpPilotDef *const pilot_defs[] = {
 	&wp_pilot_commit_delay,
+	&wp_pilot_checkpoint_flush,
 };
 
 #define WP_NUM_PILOTS	((int) lengthof(pilot_defs))
@@ -117,6 +124,14 @@ typedef struct WpPilotRun
 	int			current_step;	/* search step the current choice won as
 								 * (-1: the configured value) */
 	bool		stopped;		/* not tuning (mode, pin, ...): reason set */
+	bool		broken;			/* a value could not be applied: stopped
+								 * until the worker restarts */
+	bool		broken_said;
+	bool		free_to_tune;	/* configured() at the last window */
+	char		pin_why[WP_PILOT_REASON];
+	bool		waiting;		/* a trial is due, another pilot's runs */
+	bool		waited;			/* ... so it was at the window before */
+	bool		search_paused;	/* mid-search, a waiting pilot goes first */
 
 	int			engage_streak;
 	int			idle_streak;
@@ -134,6 +149,8 @@ typedef struct WpPilotRun
 	int			trials_in_search;
 	double		configured_p99_us;	/* this search's, 0 = not yet */
 	int			skip_step;		/* tested as the held choice: not again */
+	bool		tried[WP_PILOT_MAX_STEPS];	/* judged in this search */
+	int			direction;		/* ladder: +1/-1 after a step that paid */
 	bool		lost[WP_PILOT_MAX_STEPS];
 	TimestampTz lost_at[WP_PILOT_MAX_STEPS];
 	double		lost_context[WP_PILOT_MAX_STEPS][WP_PILOT_CONTEXTS];
@@ -144,6 +161,9 @@ typedef struct WpPilotRun
 	int			trial_step;
 	uint64		trial_decision;
 	bool		trial_open;		/* trial_decision has no outcome yet */
+	int			skipped;		/* unusable windows in this trial */
+	bool		have_last_current;
+	WpPilotWindow last_current; /* the trial's last current-arm window */
 
 	char		reason[WP_PILOT_REASON];
 } WpPilotRun;
@@ -307,15 +327,31 @@ publish(int i)
 	LWLockRelease(wp_shared->lock);
 }
 
-static void
+/*
+ * apply
+ *		Publish v.  A knob that cannot (a file that cannot be written)
+ *		marks the pilot broken; pilot_step() then stops it.
+ */
+static bool
 apply(WpPilotRun *r, const WpPilotValue *v)
 {
 	bool		is_configured = value_equal(v, &r->configured);
 
-	r->def->apply(v, is_configured);
+	if (r->broken)
+		return false;
+	if (!r->def->apply(v, is_configured))
+	{
+		r->broken = true;
+		return false;
+	}
 	r->in_force = *v;
 	r->managing = !is_configured;
+	return true;
 }
+
+/* a knob's own figure, or pilot.c's default */
+#define DEF_INT(x, d)	((x) > 0 ? (x) : (d))
+#define DEF_DBL(x, d)	((x) > 0 ? (x) : (d))
 
 /*
  * close_trial
@@ -364,6 +400,7 @@ fall_back(WpPilotRun *r, const char *reason)
 	r->engage_streak = 0;
 	r->idle_streak = 0;
 	r->shift_streak = 0;
+	r->search_paused = false;
 }
 
 static TimestampTz
@@ -406,6 +443,69 @@ hold_off(WpPilotRun *r, TimestampTz until, const char *why,
 	wp_decision_log(r->def->name, "-", "-", reason, evidence);
 }
 
+/*---- trials never overlap ----*/
+
+/*
+ * other_trial
+ *		Another pilot whose trial runs now (-1: none).  A trial of one
+ *		knob would bias the other's windows (a commit_delay candidate
+ *		changes the commits a checkpoint window sees; a checkpoint
+ *		trial's storms change the flush time of commit_delay's windows).
+ */
+static int
+other_trial(WpPilotRun *r)
+{
+	int			i;
+
+	for (i = 0; i < WP_NUM_PILOTS; i++)
+		if (&runs[i] != r && runs[i].state == WP_PS_TRIAL)
+			return i;
+	return -1;
+}
+
+/*
+ * wait_for_other
+ *		A trial of this pilot is due: true (and the reason says so) when it
+ *		must wait for another pilot's trial to end.  The first wait writes
+ *		a decision row.
+ */
+static bool
+wait_for_other(WpPilotRun *r, const char *what)
+{
+	int			o = other_trial(r);
+	char		why[160];
+
+	if (o < 0)
+	{
+		if (r->waited)
+			ereport(LOG,
+					(errmsg("walpilot %s pilot: no other trial runs now, its %s starts",
+							r->def->name, what)));
+		r->waiting = r->waited = false;
+		return false;
+	}
+	snprintf(why, sizeof(why),
+			 "waiting: the %s trial runs, this %s starts after it (trials never overlap)",
+			 runs[o].def->name, what);
+	if (!r->waited)
+		wp_decision_log(r->def->name, "-", "-", why, NULL);
+	r->waiting = true;
+	strlcpy(r->reason, why, sizeof(r->reason));
+	return true;
+}
+
+/* another pilot waits for a trial of its own (-1: none) */
+static int
+other_waiting(WpPilotRun *r)
+{
+	int			i;
+
+	for (i = 0; i < WP_NUM_PILOTS; i++)
+		if (&runs[i] != r && runs[i].waiting)
+			return i;
+	return -1;
+}
+
 /*---- the search ----*/
 
 /* did this step lose clearly, and has nothing it depends on moved since? */
@@ -413,10 +513,12 @@ static bool
 still_lost(WpPilotRun *r, int step, TimestampTz now)
 {
 	int			k;
+	double		move = DEF_DBL(r->def->context_move, WP_PILOT_CONTEXT_MOVE);
 
 	if (step < 0 || step >= WP_PILOT_MAX_STEPS || !r->lost[step])
 		return false;
-	if (now >= tune_interval_from(r->lost_at[step]))
+	if (!r->def->lost_until_moved &&
+		now >= tune_interval_from(r->lost_at[step]))
 	{
 		r->lost[step] = false;
 		return false;
@@ -428,8 +530,7 @@ still_lost(WpPilotRun *r, int step, TimestampTz now)
 
 		if (then <= 0 || now <= 0)
 			continue;
-		if (now > then * (1 + WP_PILOT_CONTEXT_MOVE) ||
-			now < then / (1 + WP_PILOT_CONTEXT_MOVE))
+		if (now > then * (1 + move) || now < then / (1 + move))
 		{
 			r->lost[step] = false;
 			return false;
@@ -446,7 +547,8 @@ start_trial(WpPilotRun *r, const WpPilotValue *cand, WpTrialKind kind,
 	WpEvidence	e;
 	char		in_force[WP_PILOT_TEXT];
 	char		other[WP_PILOT_TEXT];
-	const char *reason;
+	char		reason[160];
+	const char *wd = r->def->window_desc;
 
 	cfg.max_p99_regression = wp_max_latency_regression_pct / 100.0;
 	cfg.incumbent = (kind != WP_TK_CANDIDATE);
@@ -455,6 +557,9 @@ start_trial(WpPilotRun *r, const WpPilotValue *cand, WpTrialKind kind,
 	r->trial_step = step;
 	r->candidate = *cand;
 	r->state = WP_PS_TRIAL;
+	r->skipped = 0;
+	r->have_last_current = false;
+	r->waiting = false;
 
 	ev_begin(&e);
 	ev_load(&e, &r->load);
@@ -470,19 +575,22 @@ start_trial(WpPilotRun *r, const WpPilotValue *cand, WpTrialKind kind,
 	if (kind == WP_TK_CANDIDATE)
 	{
 		describe(r, cand, other);
-		reason = r->trials_in_search == 0 ?
-			"trial: the load is one this setting can help" :
-			"trial: next candidate";
+		snprintf(reason, sizeof(reason), "trial: %s against %s%s%s: %s",
+				 other, in_force, wd ? ", " : "", wd ? wd : "",
+				 r->trials_in_search == 0 ?
+				 "the load is one this setting can help" : "next candidate");
 	}
 	else
 	{
 		describe(r, &r->configured, other);
-		reason = kind == WP_TK_RECHECK ?
-			"re-check: the choice in force against the configured setting" :
-			"new search: the choice in force against the configured setting first";
+		snprintf(reason, sizeof(reason), "%s: the choice in force, %s, against the configured setting, %s%s",
+				 kind == WP_TK_RECHECK ? "re-check" : "new search",
+				 in_force, other, kind == WP_TK_RECHECK ? "" : ", first");
 	}
 	r->trial_decision = wp_decision_log(r->def->name, in_force, other, reason,
 										ev_end(&e));
+	ereport(LOG,
+			(errmsg("walpilot trial on %s starts: %s", r->def->name, reason)));
 	r->trials_in_search++;
 	r->trial_open = true;
 
@@ -492,28 +600,99 @@ start_trial(WpPilotRun *r, const WpPilotValue *cand, WpTrialKind kind,
 }
 
 /*
+ * ladder_candidate
+ *		A ladder knob's next candidate: a neighbour rung of the current
+ *		choice (up first, then down; after a step that paid only on in its
+ *		direction), not judged in this search, not lost, not the
+ *		configured value.
+ */
+static bool
+ladder_candidate(WpPilotRun *r, TimestampTz now, WpPilotValue *c, int *step)
+{
+	static const int dirs[2] = {+1, -1};
+	int			here = r->def->rung(&r->current);
+	int			i;
+
+	for (i = 0; i < 2; i++)
+	{
+		int			d = r->direction != 0 ? r->direction : dirs[i];
+		int			s = here + d;
+		bool		last = false;
+
+		if (s >= 0 && s < WP_PILOT_MAX_STEPS && !r->tried[s] &&
+			!still_lost(r, s, now) &&
+			r->def->candidate(s, &r->load, c, &last) &&
+			!value_equal(c, &r->current) && !value_equal(c, &r->configured))
+		{
+			*step = s;
+			return true;
+		}
+		if (r->direction != 0)
+			break;
+	}
+	return false;
+}
+
+/*
  * next_trial
  *		Start the search's next candidate, or hold what is current.
  */
 static void
 next_trial(WpPilotRun *r, TimestampTz now)
 {
-	while (r->step < WP_PILOT_MAX_STEPS)
+	int			o;
+
+	/*
+	 * Mid-search, a pilot that waits for a trial goes first: the search
+	 * pauses with the current choice in force and goes on after it (a
+	 * search of checkpoint windows would keep the other pilot waiting for
+	 * hours).
+	 */
+	if (r->trials_in_search > 0 && (o = other_waiting(r)) >= 0)
+	{
+		apply(r, &r->current);
+		r->state = WP_PS_HOLD;
+		r->hold_since = now;
+		r->shift_streak = 0;
+		r->idle_streak = 0;
+		r->search_paused = true;
+		snprintf(r->reason, sizeof(r->reason),
+				 "search paused: the %s pilot waits for a trial, which goes first",
+				 runs[o].def->name);
+		wp_decision_log(r->def->name, "-", "-", r->reason, NULL);
+		return;
+	}
+	r->search_paused = false;
+	if (r->def->rung)
 	{
 		WpPilotValue c;
-		bool		last = false;
-		int			step = r->step++;
-		bool		have = r->def->candidate(step, &r->load, &c, &last);
+		int			step;
 
-		if (have && step != r->skip_step &&
-			!value_equal(&c, &r->current) &&
-			!value_equal(&c, &r->configured) && !still_lost(r, step, now))
+		if (ladder_candidate(r, now, &c, &step))
 		{
 			start_trial(r, &c, WP_TK_CANDIDATE, step);
 			return;
 		}
-		if (last)
-			break;
+	}
+	else
+	{
+		while (r->step < WP_PILOT_MAX_STEPS)
+		{
+			WpPilotValue c;
+			bool		last = false;
+			int			step = r->step++;
+			bool		have = r->def->candidate(step, &r->load, &c, &last);
+
+			if (have && step != r->skip_step &&
+				!value_equal(&c, &r->current) &&
+				!value_equal(&c, &r->configured) && !still_lost(r, step, now))
+			{
+				start_trial(r, &c, WP_TK_CANDIDATE, step);
+				return;
+			}
+			if (last)
+				break;
+		}
 	}
 	/* search over */
 	apply(r, &r->current);
@@ -534,6 +713,8 @@ begin_search(WpPilotRun *r, TimestampTz now)
 	r->trials_in_search = 0;
 	r->skip_step = -1;
 	r->configured_p99_us = 0;
+	r->direction = 0;
+	memset(r->tried, 0, sizeof(r->tried));
 	if (r->managing)
 		start_trial(r, &r->current, WP_TK_SEARCH_HELD,
 					r->current_step);
@@ -552,6 +733,78 @@ note_lost(WpPilotRun *r, int step, TimestampTz now)
 	memcpy(r->lost_context[step], r->load.context, sizeof(r->load.context));
 }
 
+/* the level hold watches from now on: the verdict's, or (knob levels) the
+ * first window of the hold */
+static void
+set_level(WpPilotRun *r, const WpTrialVerdict *v, int arm)
+{
+	if (r->def->rung || v == NULL)
+	{
+		r->level_metric = 0;
+		r->level_p50 = 0;
+		return;
+	}
+	r->level_metric = v->metric_mean[arm];
+	r->level_p50 = v->p50_us[arm];
+}
+
+/*
+ * after_held_trial
+ *		A trial of the held choice against the configured value ended:
+ *		go on with the search, hold, or idle.
+ */
+static void
+after_held_trial(WpPilotRun *r, bool keep, TimestampTz now)
+{
+	if (r->kind == WP_TK_SEARCH_HELD)
+	{
+		r->skip_step = r->trial_step;
+		next_trial(r, now);
+	}
+	else if (keep)
+	{
+		r->state = WP_PS_HOLD;
+		r->hold_since = now;
+	}
+	else
+	{
+		r->state = WP_PS_IDLE;
+		hold_off(r, 0,
+				 "a re-check found the configured setting as good", NULL);
+	}
+}
+
+/*
+ * guard_failed
+ *		A candidate-arm window failed the knob's guard: the candidate lost
+ *		at once (and is not tried again until its context moves).
+ */
+static void
+guard_failed(WpPilotRun *r, const char *why, TimestampTz now)
+{
+	char		outcome[160];
+
+	note_lost(r, r->trial_step, now);
+	if (r->trial_step >= 0 && r->trial_step < WP_PILOT_MAX_STEPS)
+		r->tried[r->trial_step] = true;
+	if (r->kind != WP_TK_CANDIDATE)
+	{
+		snprintf(outcome, sizeof(outcome), "configured setting restored: %s", why);
+		r->current = r->configured;
+		r->current_step = -1;
+		close_trial(r, outcome);
+		apply(r, &r->current);
+		set_level(r, NULL, 0);
+		after_held_trial(r, false, now);
+		return;
+	}
+	snprintf(outcome, sizeof(outcome), "rejected: %s", why);
+	close_trial(r, outcome);
+	apply(r, &r->current);
+	set_level(r, NULL, 0);
+	next_trial(r, now);
+}
+
 /*
  * finish_trial
  *		Judge the trial, record its outcome on the trial row (one row per
@@ -565,7 +818,6 @@ finish_trial(WpPilotRun *r, TimestampTz now)
 	char		tail[112];
 	bool		current_is_configured = (r->kind != WP_TK_CANDIDATE) ||
 		value_equal(&r->current, &r->configured);
-	int			level_arm;
 
 	/*
 	 * The configured value's p99 bounds every trial of the search: its own
@@ -577,8 +829,14 @@ finish_trial(WpPilotRun *r, TimestampTz now)
 	if (current_is_configured)
 		r->configured_p99_us = v.p99_us[0];
 
-	snprintf(tail, sizeof(tail), "x%.2f (t=%.1f, %d pairs), p99 %.0f -> %.0f us (bound %.0f)",
-			 v.ratio, v.t, v.pairs, v.p99_us[0], v.p99_us[1], v.p99_bound_us);
+	if (v.p99_bound_us > 0)
+		snprintf(tail, sizeof(tail), "x%.2f (t=%.1f, %d pairs), p99 %.0f -> %.0f us (bound %.0f)",
+				 v.ratio, v.t, v.pairs, v.p99_us[0], v.p99_us[1], v.p99_bound_us);
+	else
+		snprintf(tail, sizeof(tail), "x%.2f (t=%.1f, %d pairs), mean %.2f -> %.2f",
+				 v.ratio, v.t, v.pairs, v.metric_mean[0], v.metric_mean[1]);
+	if (r->trial_step >= 0 && r->trial_step < WP_PILOT_MAX_STEPS)
+		r->tried[r->trial_step] = true;
 
 	if (r->kind != WP_TK_CANDIDATE)
 	{
@@ -586,7 +844,7 @@ finish_trial(WpPilotRun *r, TimestampTz now)
 		if (v.keep)
 		{
 			snprintf(outcome, sizeof(outcome), "held choice kept: %s", tail);
-			level_arm = 1;
+			set_level(r, &v, 1);
 		}
 		else
 		{
@@ -596,28 +854,11 @@ finish_trial(WpPilotRun *r, TimestampTz now)
 			r->current_step = -1;
 			if (v.worse)
 				note_lost(r, r->trial_step, now);
-			level_arm = 0;
+			set_level(r, &v, 0);
 		}
 		close_trial(r, outcome);
 		apply(r, &r->current);
-		r->level_metric = v.metric_mean[level_arm];
-		r->level_p50 = v.p50_us[level_arm];
-		if (r->kind == WP_TK_SEARCH_HELD)
-		{
-			r->skip_step = r->trial_step;
-			next_trial(r, now);
-		}
-		else if (v.keep)
-		{
-			r->state = WP_PS_HOLD;
-			r->hold_since = now;
-		}
-		else
-		{
-			r->state = WP_PS_IDLE;
-			hold_off(r, 0,
-					 "a re-check found the configured setting as good", NULL);
-		}
+		after_held_trial(r, v.keep, now);
 		return;
 	}
 
@@ -625,9 +866,11 @@ finish_trial(WpPilotRun *r, TimestampTz now)
 	{
 		snprintf(outcome, sizeof(outcome), "kept: %s%s", tail,
 				 v.better_latency && !v.better ? " (lower p50)" : "");
+		if (r->def->rung)
+			r->direction = r->trial_step > r->def->rung(&r->current) ? +1 : -1;
 		r->current = r->candidate;
 		r->current_step = r->trial_step;
-		level_arm = 1;
+		set_level(r, &v, 1);
 	}
 	else
 	{
@@ -635,12 +878,10 @@ finish_trial(WpPilotRun *r, TimestampTz now)
 				 v.p99_ok ? "" : " (p99 above the bound)");
 		if (v.worse)
 			note_lost(r, r->trial_step, now);
-		level_arm = 0;
+		set_level(r, &v, 0);
 	}
 	close_trial(r, outcome);
 	apply(r, &r->current);
-	r->level_metric = v.metric_mean[level_arm];
-	r->level_p50 = v.p50_us[level_arm];
 	next_trial(r, now);
 }
 
@@ -649,34 +890,43 @@ finish_trial(WpPilotRun *r, TimestampTz now)
 /*
  * not_tuning
  *		Why this pilot must not tune now (false: it may).  Puts the
- *		configured value back when it had something else in force.
+ *		configured value back when it had something else in force.  The
+ *		knob's configured value (and pin) is read when a window closed;
+ *		the rest at every tick, so a mode change acts at once also for a
+ *		knob whose windows are minutes apart.
  */
 static bool
-not_tuning(WpPilotRun *r)
+not_tuning(WpPilotRun *r, bool window_closed)
 {
 	char		why[WP_PILOT_REASON];
 
-	char		pin[WP_PILOT_REASON];
-	bool		free_to_tune;
-
-	why[0] = pin[0] = '\0';
-	free_to_tune = r->def->configured(&r->configured, pin, sizeof(pin));
+	why[0] = '\0';
+	if (window_closed)
+	{
+		r->pin_why[0] = '\0';
+		r->free_to_tune = r->def->configured(&r->configured, r->pin_why,
+											 sizeof(r->pin_why));
+	}
+	if (r->broken)
+		return true;
 	if (RecoveryInProgress())
 		strlcpy(why, "standby: no trials during recovery", sizeof(why));
 	else if (wp_mode != WP_MODE_TUNE)
 		snprintf(why, sizeof(why), "%s mode: walpilot.mode = '%s'",
 				 wp_mode_name(wp_mode), wp_mode_name(wp_mode));
 	else if (!enableFsync)
-		strlcpy(why, "fsync = off: no WAL flush to tune", sizeof(why));
+		strlcpy(why, r->def->fsync_off ? r->def->fsync_off :
+				"fsync = off: no WAL flush to tune", sizeof(why));
 	else if (!r->def->enabled(why, sizeof(why)))
 		;
-	else if (!free_to_tune)
-		snprintf(why, sizeof(why), "pinned: %s", pin);
+	else if (!r->free_to_tune)
+		snprintf(why, sizeof(why), "pinned: %s", r->pin_why);
 	if (why[0] == '\0')
 	{
 		if (r->stopped)
 		{
 			r->stopped = false;
+			strlcpy(r->reason, "resumed: waiting for a window", sizeof(r->reason));
 			ereport(LOG,
 					(errmsg("walpilot %s pilot resumes", r->def->name)));
 		}
@@ -693,8 +943,102 @@ not_tuning(WpPilotRun *r)
 	r->state = WP_PS_IDLE;
 	r->current = r->configured;
 	r->current_step = -1;
+	r->waiting = r->waited = false;
+	r->search_paused = false;
 	strlcpy(r->reason, why, sizeof(r->reason));
 	return true;
+}
+
+/*
+ * stop_broken
+ *		A value could not be applied: the configuration goes back as far as
+ *		it can, and the pilot stops until the worker restarts, with a
+ *		WARNING and a decision row.
+ */
+static void
+stop_broken(WpPilotRun *r)
+{
+	char		why[WP_PILOT_REASON];
+
+	if (r->broken_said)
+		return;
+	r->broken_said = true;
+	snprintf(why, sizeof(why),
+			 "stopped: a value could not be applied; the configured setting is back, no more trials until the worker restarts");
+	if (r->trial_open)
+	{
+		char		outcome[160];
+
+		snprintf(outcome, sizeof(outcome), "interrupted: %s", why);
+		close_trial(r, outcome);
+	}
+	r->def->withdraw();
+	r->managing = false;
+	r->in_force = r->current = r->configured;
+	r->current_step = -1;
+	r->state = WP_PS_IDLE;
+	r->waiting = false;
+	ereport(WARNING,
+			(errmsg("walpilot stops tuning %s", r->def->name),
+			 errdetail_internal("%s", why)));
+	wp_decision_log(r->def->name, "-", "-", why, NULL);
+	strlcpy(r->reason, why, sizeof(r->reason));
+}
+
+/*
+ * trial_window
+ *		One window of a running trial.
+ */
+static void
+trial_window(WpPilotRun *r, const WpPilotWindow *w, TimestampTz now)
+{
+	bool		cand_arm = wp_trial_window_is_candidate(&r->trial);
+	const WpPilotValue *arm = cand_arm ? &r->candidate :
+	(r->kind == WP_TK_CANDIDATE ? &r->current : &r->configured);
+	char		why[160];
+
+	if (w->unusable || (w->has_ran_with && !value_equal(&w->ran_with, arm)))
+	{
+		/* nothing to learn, or not run with the arm's value: again */
+		r->skipped++;
+		if (r->def->max_skipped > 0 && r->skipped > r->def->max_skipped)
+		{
+			snprintf(why, sizeof(why), "no usable window in %d: the trial ends",
+					 r->skipped);
+			fall_back(r, why);
+			return;
+		}
+		apply(r, arm);
+		snprintf(r->reason, sizeof(r->reason), "%s: window skipped (%s), %d so far: %s",
+				 r->kind == WP_TK_RECHECK ? "re-check" : "trial",
+				 w->unusable ? "nothing to learn from it" : "not run with the value meant",
+				 r->skipped, r->load.numbers);
+		return;
+	}
+	why[0] = '\0';
+	if (cand_arm && r->def->guard &&
+		!r->def->guard(w, r->have_last_current ? &r->last_current : NULL,
+					   why, sizeof(why)))
+	{
+		guard_failed(r, why, now);
+		return;
+	}
+	if (!cand_arm)
+	{
+		r->last_current = *w;
+		r->have_last_current = true;
+	}
+	if (wp_trial_add_window(&r->trial, w->metric, w->length,
+							w->has_hist ? w->hist : NULL))
+		finish_trial(r, now);
+	else
+		apply(r, wp_trial_window_is_candidate(&r->trial) ?
+			  &r->candidate :
+			  (r->kind == WP_TK_CANDIDATE ? &r->current : &r->configured));
+	if (r->state == WP_PS_TRIAL)
+		snprintf(r->reason, sizeof(r->reason), "%s: %s",
+				 r->kind == WP_TK_RECHECK ? "re-check" : "trial",
+				 r->load.numbers);
 }
 
 static void
@@ -702,9 +1046,17 @@ pilot_window(WpPilotRun *r, const WpPilotWindow *w, TimestampTz now)
 {
 	WpPilotLoad load;
 	char		t[64];
+	int			engage_windows = DEF_INT(r->def->engage_windows, WP_ENGAGE_WINDOWS);
+	int			shift_windows = DEF_INT(r->def->shift_windows, WP_SHIFT_WINDOWS);
+	double		shift = DEF_DBL(r->def->shift_ratio, WP_SHIFT_RATIO);
+	const char *unsuited = r->def->unsuited ? r->def->unsuited : "not flush-bound";
 
 	memset(&load, 0, sizeof(load));
 	r->def->engage(w, &load);
+
+	/* waiting is re-decided at every window of this pilot */
+	r->waited = r->waiting;
+	r->waiting = false;
 
 	switch (r->state)
 	{
@@ -721,14 +1073,21 @@ pilot_window(WpPilotRun *r, const WpPilotWindow *w, TimestampTz now)
 			if (!load.suits)
 			{
 				r->engage_streak = 0;
-				snprintf(r->reason, sizeof(r->reason), "not flush-bound: %s",
+				r->waiting = false;
+				snprintf(r->reason, sizeof(r->reason), "%s: %s", unsuited,
 						 load.numbers);
 				break;
 			}
-			if (++r->engage_streak < WP_ENGAGE_WINDOWS)
+			if (++r->engage_streak < engage_windows)
 			{
 				snprintf(r->reason, sizeof(r->reason), "flush-bound for %d s: %s",
 						 r->engage_streak, load.numbers);
+				break;
+			}
+			if (wait_for_other(r, "search"))
+			{
+				/* the next window that suits tries again */
+				r->engage_streak = engage_windows - 1;
 				break;
 			}
 			r->engage_streak = 0;
@@ -765,20 +1124,33 @@ pilot_window(WpPilotRun *r, const WpPilotWindow *w, TimestampTz now)
 			break;
 
 		case WP_PS_TRIAL:
-			if (wp_trial_add_window(&r->trial, w->metric, w->length,
-									w->has_hist ? w->hist : NULL))
-				finish_trial(r, now);
-			else
-				apply(r, wp_trial_window_is_candidate(&r->trial) ?
-					  &r->candidate :
-					  (r->kind == WP_TK_CANDIDATE ? &r->current : &r->configured));
-			if (r->state == WP_PS_TRIAL)
-				snprintf(r->reason, sizeof(r->reason), "%s: %s",
-						 r->kind == WP_TK_RECHECK ? "re-check" : "trial",
-						 r->load.numbers);
+			trial_window(r, w, now);
 			break;
 
 		case WP_PS_HOLD:
+			if (r->search_paused)
+			{
+				int			o;
+
+				if (wait_for_other(r, "search"))
+					break;
+				if ((o = other_waiting(r)) >= 0)
+				{
+					snprintf(r->reason, sizeof(r->reason),
+							 "search paused: the %s pilot waits for a trial, which goes first",
+							 runs[o].def->name);
+					break;
+				}
+				/* the search goes on where it paused */
+				ereport(LOG,
+						(errmsg("walpilot %s pilot: the paused search goes on",
+								r->def->name)));
+				r->search_paused = false;
+				if (r->load.nvalues == 0)
+					r->load = load;
+				next_trial(r, now);
+				break;
+			}
 			if (!load.active)
 			{
 				if (++r->idle_streak >= WP_IDLE_FALLBACK)
@@ -788,47 +1160,77 @@ pilot_window(WpPilotRun *r, const WpPilotWindow *w, TimestampTz now)
 						fall_back(r, "the load is gone: configured setting back until it returns");
 					r->state = WP_PS_IDLE;
 				}
-				snprintf(r->reason, sizeof(r->reason), "holding; no load for %d s: %s",
+				snprintf(r->reason, sizeof(r->reason), "holding; no load for %d windows: %s",
 						 r->idle_streak, load.numbers);
 				break;
 			}
 			r->idle_streak = 0;
-			if (r->level_metric > 0 &&
-				(w->metric > r->level_metric * WP_SHIFT_RATIO ||
-				 w->metric < r->level_metric / WP_SHIFT_RATIO ||
-				 (r->level_p50 > 0 && (w->p50_us > r->level_p50 * WP_SHIFT_RATIO ||
-									   w->p50_us < r->level_p50 / WP_SHIFT_RATIO))))
-				r->shift_streak++;
-			else
-				r->shift_streak = 0;
-
-			if (r->shift_streak >= WP_SHIFT_WINDOWS)
+			if (w->unusable)
+				break;			/* a CHECKPOINT command tells nothing */
 			{
-				r->shift_streak = 0;
+				double		l0 = w->has_levels ? w->level[0] : w->metric;
+				double		l1 = w->has_levels ? w->level[1] : w->p50_us;
+
+				if (r->level_metric <= 0 && w->has_levels)
+				{
+					/* the first window of this hold sets the level */
+					r->level_metric = l0;
+					r->level_p50 = l1;
+				}
+				if (r->level_metric > 0 &&
+					(l0 > r->level_metric * shift ||
+					 l0 < r->level_metric / shift ||
+					 (r->level_p50 > 0 && (l1 > r->level_p50 * shift ||
+										   l1 < r->level_p50 / shift))))
+					r->shift_streak++;
+				else
+					r->shift_streak = 0;
+			}
+
+			if (r->shift_streak >= shift_windows)
+			{
 				if (load.suits)
 				{
+					if (wait_for_other(r, "new search"))
+					{
+						r->shift_streak = shift_windows - 1;
+						break;
+					}
 					/* a new search that keeps the held choice in force */
+					r->shift_streak = 0;
 					r->load = load;
 					begin_search(r, now);
 				}
 				else if (r->managing)
+				{
+					r->shift_streak = 0;
 					fall_back(r, "the load shifted and is no longer flush-bound");
+				}
 				else
+				{
+					r->shift_streak = 0;
 					r->state = WP_PS_IDLE;
+				}
 				break;
 			}
 			if (now >= tune_interval_from(r->hold_since))
 			{
 				if (r->managing)
 				{
+					if (wait_for_other(r, "re-check"))
+						break;
 					r->load = load;
 					start_trial(r, &r->current, WP_TK_RECHECK,
 								r->current_step);
 					break;
 				}
-				/* holding the configured value: look again */
+				/*
+				 * holding the configured value: look again (a knob whose
+				 * losses expire only when their context moves keeps them)
+				 */
 				r->state = WP_PS_IDLE;
-				memset(r->lost, 0, sizeof(r->lost));
+				if (!r->def->lost_until_moved)
+					memset(r->lost, 0, sizeof(r->lost));
 				break;
 			}
 			{
@@ -868,18 +1270,22 @@ take_hold_request(void)
 	{
 		WpPilotRun *r = &runs[i];
 
+		if (r->broken)
+			continue;
 		fall_back(r, by);
 		hold_off(r, until, by, NULL);
 		format_time(hold_end(r), t, sizeof(t));
 		snprintf(r->reason, sizeof(r->reason), "held off until %s: %s", t, by);
+		if (r->broken)
+			stop_broken(r);
 		publish(i);
 	}
 }
 
 /*
  * wp_pilot_tick
- *		Worker tick: every pilot's per-tick hook, and its controller step
- *		when its window closes.
+ *		Worker tick: every pilot's per-tick hook, its stop conditions, and
+ *		its controller step when its window closes.
  */
 void
 wp_pilot_tick(TimestampTz now)
@@ -896,14 +1302,19 @@ wp_pilot_tick(TimestampTz now)
 	{
 		WpPilotRun *r = &runs[i];
 		WpPilotWindow *w = palloc0(sizeof(WpPilotWindow));
+		bool		closed;
+		bool		was_stopped = r->stopped;
 
 		if (r->def->tick)
 			r->def->tick(now);
-		if (!r->def->window(now, w))
-			continue;
-		if (!not_tuning(r))
+		closed = r->def->window(now, w);
+		if (!not_tuning(r, closed) && closed)
 			pilot_window(r, w, now);
-		publish(i);
+		if (r->broken)
+			stop_broken(r);
+		if (closed || r->stopped != was_stopped || r->broken)
+			publish(i);
+		pfree(w);
 	}
 }
 
@@ -945,11 +1356,11 @@ wp_pilot_worker_start(void)
 	for (i = 0; i < WP_NUM_PILOTS; i++)
 	{
 		WpPilotRun *r = &runs[i];
-		char		why[WP_PILOT_REASON];
 
 		r->def = pilot_defs[i];
 		r->def->withdraw();
-		(void) r->def->configured(&r->configured, why, sizeof(why));
+		r->free_to_tune = r->def->configured(&r->configured, r->pin_why,
+											 sizeof(r->pin_why));
 		r->current = r->in_force = r->configured;
 		r->current_step = -1;
 		r->state = WP_PS_IDLE;
@@ -1042,4 +1453,44 @@ wp_pilot_reason(int pilot, char *buf, size_t len)
 	LWLockAcquire(wp_shared->lock, LW_SHARED);
 	strlcpy(buf, pilot_shared->pub[pilot].reason, len);
 	LWLockRelease(wp_shared->lock);
+}
+
+/*
+ * walpilot_pilots_data
+ *		One row per pilot for walpilot.pilots: copied under the lock, the
+ *		rows formed after it.
+ */
+Datum
+walpilot_pilots_data(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	WpPilotPublic pub[WP_NUM_PILOTS];
+	int			i;
+
+	wp_require_shared_state();
+	wp_init_materialized_srf(fcinfo);
+	LWLockAcquire(wp_shared->lock, LW_SHARED);
+	memcpy(pub, pilot_shared->pub, sizeof(pub));
+	LWLockRelease(wp_shared->lock);
+
+	for (i = 0; i < WP_NUM_PILOTS; i++)
+	{
+		Datum		values[5];
+		bool		nulls[5];
+
+		memset(nulls, 0, sizeof(nulls));
+		values[0] = CStringGetTextDatum(pilot_defs[i]->name);
+		values[1] = CStringGetTextDatum(pub[i].state);
+		values[2] = CStringGetTextDatum(pub[i].current);
+		if (pub[i].candidate[0] != '\0')
+			values[3] = CStringGetTextDatum(pub[i].candidate);
+		else
+			nulls[3] = true;
+		if (pub[i].reason[0] != '\0')
+			values[4] = CStringGetTextDatum(pub[i].reason);
+		else
+			nulls[4] = true;
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
 }

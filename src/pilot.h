@@ -50,6 +50,24 @@ typedef struct WpPilotWindow
 	double		p50_us;			/* commit latency of the window */
 	bool		has_hist;
 	uint64		hist[WP_HIST_BUCKETS];
+
+	/*
+	 * Event windows (a checkpoint).  unusable: nothing to learn from it (a
+	 * CHECKPOINT command, too few commits); a trial skips it.  ran_with:
+	 * the value the server really ran this window with, when the knob
+	 * knows it; a trial skips a window that did not run with its arm.
+	 */
+	bool		unusable;
+	bool		has_ran_with;
+	WpPilotValue ran_with;
+
+	/*
+	 * What hold watches for a shift of the load (has_levels), instead of
+	 * the metric and p50; and figures the knob's guard reads.
+	 */
+	bool		has_levels;
+	double		level[2];
+	double		detail[6];
 } WpPilotWindow;
 
 /* The engage test's view of the load. */
@@ -79,8 +97,12 @@ typedef struct WpPilotDef
 	/* may this pilot tune at all (its own GUCs)?  why when not */
 	bool		(*enabled) (char *why, size_t len);
 
-	/* publish a value to the server; configured: the DBA's own value */
-	void		(*apply) (const WpPilotValue *value, bool configured);
+	/*
+	 * Publish a value to the server; configured: the DBA's own value.
+	 * false: it could not be published (a file that cannot be written);
+	 * the pilot then stops until the worker restarts.
+	 */
+	bool		(*apply) (const WpPilotValue *value, bool configured);
 
 	/* withdraw any published value at once (any process, no error) */
 	void		(*withdraw) (void);
@@ -115,10 +137,40 @@ typedef struct WpPilotDef
 
 	/* a cheap per-tick hook (group size), may be NULL */
 	void		(*tick) (TimestampTz now);
+
+	/*
+	 * Added for event windows; zero or NULL keeps the defaults of pilot.c.
+	 *
+	 * rung: candidates form a ladder (step s is rung s) and the search
+	 * tries the neighbours of the current choice first -- the next rung
+	 * up, then down; after a step that paid, only on in its direction.
+	 * rung() maps a value to its (nearest) rung.
+	 */
+	int			(*rung) (const WpPilotValue *value);
+
+	/*
+	 * A candidate-arm window that fails the guard ends the trial at once
+	 * and marks the candidate lost (learning must not cause storms).
+	 * last_current: the trial's last current-arm window (NULL: none yet).
+	 */
+	bool		(*guard) (const WpPilotWindow *w,
+						  const WpPilotWindow *last_current,
+						  char *why, size_t len);
+
+	int			engage_windows; /* suiting windows before a search */
+	int			shift_windows;	/* windows of a shifted level */
+	double		shift_ratio;	/* what counts as shifted */
+	double		context_move;	/* what re-opens a lost candidate */
+	bool		lost_until_moved;	/* a loss expires only by context */
+	int			max_skipped;	/* unusable windows that end a trial */
+	const char *window_desc;	/* "one checkpoint per window" */
+	const char *unsuited;		/* "not flush-bound" */
+	const char *fsync_off;		/* why fsync = off stops it */
 } WpPilotDef;
 
 /* the knobs (pilot_commit_delay.c, ...) */
 extern const WpPilotDef wp_pilot_commit_delay;
+extern const WpPilotDef wp_pilot_checkpoint_flush;
 
 /* pilot.c's other entry points are in walpilot.h */
 

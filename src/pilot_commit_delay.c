@@ -134,7 +134,7 @@ cd_enabled(char *why, size_t len)
 	return true;
 }
 
-static void
+static bool
 cd_apply(const WpPilotValue *v, bool configured)
 {
 	int32		targets[WP_NUM_KNOBS];
@@ -144,6 +144,7 @@ cd_apply(const WpPilotValue *v, bool configured)
 	gather_applied = !configured && v->v[V_GATHER] != 0;
 	wp_gather_set_enabled(gather_applied);
 	wp_settings_publish(!configured, targets);
+	return true;
 }
 
 static void

@@ -43,7 +43,9 @@
  * afterwards (in any of these) takes it back at the next reload: walpilot
  * removes its own line if the DBA's value is elsewhere, leaves the file
  * alone if the DBA's ALTER SYSTEM replaced walpilot's line, and does not
- * manage that setting again until the server restarts.
+ * manage that setting again: the release is recorded durably in
+ * pg_walpilot/released (write, fsync, rename) and holds across restarts,
+ * until the DBA removes that file (or its line) and reloads.
  *
  * Nothing here may throw in the worker: failures are WARNINGs, a decision
  * row, and a false return; the file is never left half-written (the
@@ -78,6 +80,7 @@
 #define WP_SS_DIR			"pg_walpilot"
 #define WP_SS_STATE			WP_SS_DIR "/server_settings"
 #define WP_SS_ORIGINAL		WP_SS_DIR "/postgresql.auto.conf.dba"
+#define WP_SS_RELEASED		WP_SS_DIR "/released"
 #define WP_SS_AUTOCONF_TMP	PG_AUTOCONF_FILENAME ".tmp"
 #define WP_SS_MAX_FILE		(1024 * 1024)
 #define WP_SS_VALUE_LEN		32
@@ -1028,6 +1031,101 @@ wp_server_setting_available(const char *name, char *why, size_t whylen)
 	return true;
 }
 
+/*---- settings the DBA took back, durably ----*/
+
+static bool released_store_failed = false;
+
+/*
+ * released_store
+ *		Write the settings the DBA took back to pg_walpilot/released
+ *		(write, fsync, rename), so a restart does not hand them to walpilot
+ *		again.  Worker only.
+ */
+static void
+released_store(void)
+{
+	StringInfoData buf;
+	int			k;
+
+	if (!ensure_dir(WARNING))
+	{
+		released_store_failed = true;
+		return;
+	}
+	initStringInfo(&buf);
+	appendStringInfoString(&buf, "walpilot released settings 1\n");
+	LWLockAcquire(wp_shared->lock, LW_SHARED);
+	for (k = 0; k < WP_NUM_SERVER_SETTINGS; k++)
+		if (ss->s[k].released)
+			appendStringInfo(&buf, "released %s %s\n", server_setting_names[k],
+							 ss->s[k].note[0] ? ss->s[k].note : "-");
+	LWLockRelease(wp_shared->lock);
+	released_store_failed =
+		!write_file_durably(WP_SS_RELEASED ".tmp", WP_SS_RELEASED,
+							buf.data, buf.len, WARNING);
+	pfree(buf.data);
+}
+
+/*
+ * released_load
+ *		Worker start and every reload: the settings pg_walpilot/released
+ *		names are the DBA's.  A DBA who removes the file (or a line) and
+ *		reloads hands the setting back (unless the last write of the file
+ *		failed: then the flags in memory stay).
+ */
+static void
+released_load(void)
+{
+	StringInfoData buf;
+	bool		absent;
+	bool		found[WP_NUM_SERVER_SETTINGS] = {0};
+	char		notes[WP_NUM_SERVER_SETTINGS][96];
+	char	   *line,
+			   *save;
+	int			k;
+
+	initStringInfo(&buf);
+	if (!read_file(WP_SS_RELEASED, &buf, &absent, WARNING) &&
+		(!absent || released_store_failed))
+	{
+		pfree(buf.data);
+		return;
+	}
+	for (line = strtok_r(buf.data, "\n", &save); line != NULL;
+		 line = strtok_r(NULL, "\n", &save))
+	{
+		char		name[NAMEDATALEN];
+		int			used = 0;
+
+		if (sscanf(line, "released %63s %n", name, &used) >= 1 && used > 0 &&
+			(k = setting_index(name)) >= 0)
+		{
+			found[k] = true;
+			strlcpy(notes[k], line + used, sizeof(notes[k]));
+		}
+	}
+	pfree(buf.data);
+
+	LWLockAcquire(wp_shared->lock, LW_EXCLUSIVE);
+	for (k = 0; k < WP_NUM_SERVER_SETTINGS; k++)
+	{
+		if (found[k])
+		{
+			ss->s[k].released = true;
+			ss->s[k].owner = WP_SS_OWNER_DBA;
+			ss->s[k].value[0] = '\0';
+			strlcpy(ss->s[k].note, notes[k], sizeof(ss->s[k].note));
+		}
+		else if (ss->s[k].released)
+		{
+			ss->s[k].released = false;
+			ss->s[k].owner = WP_SS_OWNER_DEFAULT;
+			ss->s[k].note[0] = '\0';
+		}
+	}
+	LWLockRelease(wp_shared->lock);
+}
+
 /*---- worker hooks ----*/
 
 /*
@@ -1038,6 +1136,7 @@ wp_server_setting_available(const char *name, char *why, size_t whylen)
 void
 wp_server_settings_worker_start(void)
 {
+	released_load();
 	record_load();
 	if (rec.exists)
 		wp_server_settings_revert_all("a previous walpilot worker left trial values; "
@@ -1060,6 +1159,7 @@ wp_server_settings_after_reload(void)
 	char		dba_value[WP_NUM_SERVER_SETTINGS][WP_SS_VALUE_LEN];
 	int			k;
 
+	released_load();
 	if (!rec_loaded)
 		record_load();
 	if (!rec.exists)
@@ -1103,6 +1203,7 @@ wp_server_settings_after_reload(void)
 		else
 			continue;
 		publish(k, WP_SS_OWNER_DBA, "", where, true);
+		released_store();
 		(void) wp_decision_log(server_setting_names[k], rec.value_last[k],
 							   dba_line[k] ? dba_value[k] : "(DBA's)",
 							   psprintf("the DBA took the setting back (%s); "

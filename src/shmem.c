@@ -60,7 +60,6 @@ wp_shmem_size(void)
 
 	size = add_size(size, wp_settings_shmem_size());
 	size = add_size(size, wp_server_settings_shmem_size());
-	size = add_size(size, wp_flush_pilot_shmem_size());
 	size = add_size(size, wp_pilot_shmem_size());
 	size = add_size(size, wp_gather_shmem_size());
 	size = add_size(size, wp_probe_shmem_size());
@@ -114,7 +113,6 @@ wp_shmem_startup(void)
 	}
 	wp_settings_shmem_init();
 	wp_server_settings_shmem_init();
-	wp_flush_pilot_shmem_init();
 	wp_pilot_shmem_init();
 	wp_gather_shmem_init();
 	wp_probe_shmem_init();

@@ -200,17 +200,10 @@ extern WpServerOwner wp_server_setting_owner(WpServerSetting k, char *value,
 											 size_t vlen, char *note,
 											 size_t nlen);
 
-/*---- pilot_flush.c: the checkpoint_flush_after controller ----*/
+/*---- pilot_flush.c: the checkpoint_flush_after pilot's knob table ----*/
 extern bool wp_tune_checkpoint_flush;
 extern int	wp_checkpoint_flush_min_kb;
 extern int	wp_checkpoint_flush_max_kb;
-
-extern Size wp_flush_pilot_shmem_size(void);
-extern void wp_flush_pilot_shmem_init(void);
-extern void wp_flush_pilot_tick(TimestampTz now);
-extern void wp_flush_pilot_stop(const char *why);
-extern void wp_flush_pilot_describe(char *st, char *cur, char *reason,
-									size_t len);
 
 /*---- pilot.c: the generic pilot controller (pilot.h has its table) ----*/
 extern bool wp_pilot_trial_running(void);

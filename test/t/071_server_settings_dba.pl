@@ -52,6 +52,10 @@ $node->stop;
 open(my $fh, '>', $autoconf) or die;
 print $fh $dba_bytes;
 close $fh;
+# the take-back above holds across restarts until the DBA hands the
+# setting back by removing its record (075 tests that)
+ok(-e "$pgdata/pg_walpilot/released", 'the take-back is recorded durably');
+unlink "$pgdata/pg_walpilot/released";
 $node->start;
 start_load();
 wait_for_trial_value('after restart');

@@ -1,0 +1,81 @@
+# The two pilots never run trials at the same time: a commit_delay trial
+# changes the commits a checkpoint window sees, and a checkpoint trial's
+# writeback changes the flush time of commit_delay's windows, so each would
+# bias the other.  A pilot whose trial is due while the other's runs waits,
+# says so in a decision row and in its reason, and starts afterwards.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use FindBin;
+use lib $FindBin::Bin;
+use WalpilotTest;
+
+emulator_shim();
+
+# slow data writes and a slow flush: both pilots have something to tune;
+# short checkpoints and a short re-check interval make their trials meet
+my $node = emulated_node('serial', 'hdd,bw_mbps=10,wal_bw_mbps=150', qq{
+walpilot.mode = 'tune'
+walpilot.tune_interval = 10s
+checkpoint_timeout = 30s
+checkpoint_completion_target = 0.9
+max_wal_size = 1GB
+log_checkpoints = on
+max_connections = 40
+});
+my $load = start_insert_load($node, 8, 900);
+
+ok(poll_for($node, q{
+	SELECT count(*) > 0 FROM walpilot.decisions
+	 WHERE setting = 'checkpoint_flush_after' AND reason LIKE 'trial%'}, 480),
+	'the checkpoint_flush_after pilot runs a trial');
+ok(poll_for($node, q{
+	SELECT pilot_reason LIKE 'waiting: the checkpoint_flush_after trial runs%'
+	  FROM walpilot.status}, 300),
+	'commit_delay waits for it: its pilot_reason says so');
+ok(poll_for($node, q{
+	SELECT count(*) > 0 FROM walpilot.decisions
+	 WHERE setting = 'commit_delay'
+	   AND reason LIKE 'waiting: the checkpoint_flush_after trial runs%'}, 10),
+	'... and a decision row');
+ok(poll_for($node, q{
+	SELECT count(*) > 0 FROM walpilot.decisions
+	 WHERE setting = 'checkpoint_flush_after' AND reason LIKE 'trial%'
+	   AND outcome IS NOT NULL}, 300),
+	'the checkpoint_flush_after trial ends');
+ok(poll_for($node, q{
+	SELECT count(*) > 0 FROM walpilot.decisions d
+	 WHERE setting = 'commit_delay'
+	   AND (reason LIKE 'trial%' OR reason LIKE 're-check%' OR reason LIKE 'new search%')
+	   AND decided_at > (SELECT max(decided_at) FROM walpilot.decisions
+	                      WHERE setting = 'commit_delay' AND reason LIKE 'waiting:%')}, 120),
+	'then the commit_delay trial that waited runs');
+
+# In the server log (one process writes every line, in order): no trial
+# starts while the other pilot's trial runs.
+$load->kill_kill;
+my $log = slurp_file($node->logfile);
+my ($running, $overlaps, $trials) = (undef, 0, 0);
+my %seen;
+while ($log =~ /walpilot trial on (\S+) (starts|ended)/g)
+{
+	my ($pilot, $what) = ($1, $2);
+	if ($what eq 'starts')
+	{
+		$overlaps++ if defined $running && $running ne $pilot;
+		$running = $pilot;
+		$trials++;
+		$seen{$pilot}++;
+	}
+	elsif (defined $running && $running eq $pilot)
+	{
+		$running = undef;
+	}
+}
+is($overlaps, 0, "no trial starts while the other pilot's runs ($trials trials)");
+is(scalar(keys %seen), 2, 'trials of both pilots are in the log');
+
+$node->stop;
+done_testing();
