@@ -365,14 +365,20 @@ def cmd_reference():
 
 
 def cmd_prose():
-    files = ["README.md"] + [f"docs/{f}" for f in ("reference.md", "benchmarks.md", "monitoring.md", "operations.md")]
+    # everything a user reads: the README, docs/, the benchmark READMEs, the
+    # changelog, the package's and PGXN's texts, the monitoring files
+    files = ["README.md", "CHANGELOG.md", "META.json", "walpilot.control"]
+    for d, pat in (("docs", r".*\.md$"), ("test/bench", r"README-.*\.md$"), ("debian", r"^(control|control\.in|changelog|copyright)$")):
+        files += sorted(f"{d}/{f}" for f in os.listdir(os.path.join(ROOT, d)) if re.match(pat, f))
+    for d, _, fs in os.walk(os.path.join(ROOT, "monitoring")):
+        files += sorted(os.path.relpath(os.path.join(d, f), ROOT) for f in fs)
     for f in files:
         p = os.path.join(ROOT, f)
         if not os.path.exists(p):
             bad(f"{f} missing")
             continue
         text = open(p).read()
-        for pat, what in ((r'\bsudo\b', "sudo"), (r'\bseeds? \d', "seed numbers"), (r'\bissues? \d', "issue numbers"),
+        for pat, what in ((r'\bsudo\b', "sudo"), (r'\bseeds? 0\d\d\b', "seed numbers"), (r'\bissues? #?\d', "issue numbers"),
                           (r'this machine', "'this machine'"), (r'(?<![\w/.-])[0-9a-f]{7,40}(?![\w/.-])', "a commit hash"),
                           (r'\.\./shared|shared/seeds', "shared files")):
             for m in re.finditer(pat, text):
