@@ -317,3 +317,30 @@ COMMENT ON VIEW walpilot.status IS
 
 GRANT EXECUTE ON FUNCTION walpilot.status_data_0_2() TO pg_monitor;
 GRANT SELECT ON walpilot.status TO pg_monitor;
+
+--
+-- pilots: each pilot's state, the value in force and why
+--
+CREATE FUNCTION walpilot.pilots_data(
+    OUT pilot text,
+    OUT state text,
+    OUT setting text,
+    OUT candidate text,
+    OUT reason text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'walpilot_pilots_data'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION walpilot.pilots_data() IS
+    'the function behind walpilot.pilots';
+
+CREATE VIEW walpilot.pilots AS
+    SELECT * FROM walpilot.pilots_data();
+
+COMMENT ON VIEW walpilot.pilots IS
+    'each pilot (commit_delay, checkpoint_flush_after): its state, the value in force, the candidate on trial, and why it is idle, waiting or holding';
+
+REVOKE ALL ON FUNCTION walpilot.pilots_data() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION walpilot.pilots_data() TO pg_monitor;
+REVOKE ALL ON walpilot.pilots FROM PUBLIC;
+GRANT SELECT ON walpilot.pilots TO pg_monitor;

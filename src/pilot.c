@@ -44,13 +44,19 @@
 #include <math.h>
 
 #include "access/xlog.h"
+#include "fmgr.h"
+#include "funcapi.h"
 #include "miscadmin.h"
 #include "storage/shmem.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 #include "utils/timestamp.h"
+#include "utils/tuplestore.h"
 
+#include "compat.h"
 #include "pilot.h"
+
+PG_FUNCTION_INFO_V1(walpilot_pilots_data);
 
 /* GUC variables shared by every pilot */
 int			wp_max_latency_regression_pct = 10;
@@ -1042,4 +1048,44 @@ wp_pilot_reason(int pilot, char *buf, size_t len)
 	LWLockAcquire(wp_shared->lock, LW_SHARED);
 	strlcpy(buf, pilot_shared->pub[pilot].reason, len);
 	LWLockRelease(wp_shared->lock);
+}
+
+/*
+ * walpilot_pilots_data
+ *		One row per pilot for walpilot.pilots: copied under the lock, the
+ *		rows formed after it.
+ */
+Datum
+walpilot_pilots_data(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	WpPilotPublic pub[WP_NUM_PILOTS];
+	int			i;
+
+	wp_require_shared_state();
+	wp_init_materialized_srf(fcinfo);
+	LWLockAcquire(wp_shared->lock, LW_SHARED);
+	memcpy(pub, pilot_shared->pub, sizeof(pub));
+	LWLockRelease(wp_shared->lock);
+
+	for (i = 0; i < WP_NUM_PILOTS; i++)
+	{
+		Datum		values[5];
+		bool		nulls[5];
+
+		memset(nulls, 0, sizeof(nulls));
+		values[0] = CStringGetTextDatum(pilot_defs[i]->name);
+		values[1] = CStringGetTextDatum(pub[i].state);
+		values[2] = CStringGetTextDatum(pub[i].current);
+		if (pub[i].candidate[0] != '\0')
+			values[3] = CStringGetTextDatum(pub[i].candidate);
+		else
+			nulls[3] = true;
+		if (pub[i].reason[0] != '\0')
+			values[4] = CStringGetTextDatum(pub[i].reason);
+		else
+			nulls[4] = true;
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
 }
