@@ -13,3 +13,11 @@ SELECT pg_sleep(0.01);
 SELECT walpilot.reset() > :'before_reset'::timestamptz AS reset_moves_forward;
 SELECT stats_reset_at > :'before_reset'::timestamptz AS status_shows_reset
   FROM walpilot.status;
+-- pilots: one row per pilot, the commit_delay one as walpilot.status shows it
+\d walpilot.pilots
+SELECT p.pilot, p.state = s.pilot_state AS same_state,
+       p.setting = s.pilot_setting AS same_setting,
+       p.reason IS NOT DISTINCT FROM s.pilot_reason AS same_reason
+  FROM walpilot.pilots p, walpilot.status s
+ WHERE p.pilot = 'commit_delay';
+SELECT count(*) = count(DISTINCT pilot) AS one_row_per_pilot FROM walpilot.pilots;

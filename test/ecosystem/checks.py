@@ -93,10 +93,37 @@ def cmd_scrape(path, names_out):
     if one(s, "walpilot_worker_up") != 1:
         bad("walpilot_worker_up is not 1")
     one(s, "walpilot_mode_info", mode="tune")
-    states = {l["state"]: v for l, v in s.get("walpilot_pilot_state_active", [])}
+    states = {l["state"]: v for l, v in s.get("walpilot_pilot_state_active", []) if l.get("pilot") == "commit_delay"}
     if sorted(states) != ["hold", "idle", "re-check", "trial"] or sum(states.values()) != 1:
-        bad(f"pilot states {states}")
-    one(s, "walpilot_pilot_setting_info")
+        bad(f"commit_delay pilot states {states}")
+    # the test ran walpilot.revert() after the pilot's first decision
+    info = [l for l, v in s.get("walpilot_pilot_info", []) if l.get("pilot") == "commit_delay" and v == 1]
+    if len(info) != 1 or info[0].get("reason") != "held off" or info[0].get("state") != "idle":
+        bad(f"walpilot_pilot_info of the commit_delay pilot after walpilot.revert(): {info}")
+    # every pilot of walpilot.pilots, and only those, with all its series
+    pilots = sorted(l.get("pilot") for l, v in s.get("walpilot_pilot_info", []))
+    in_view = sorted(r["pilot"] for r in psql("SELECT pilot FROM walpilot.pilots"))
+    if pilots != in_view or "commit_delay" not in pilots:
+        bad(f"walpilot_pilot_info pilots {pilots}, walpilot.pilots has {in_view}")
+    for l, v in s.get("walpilot_pilot_info", []):
+        if re.search(r"\d", l.get("reason", "")) or not l.get("reason"):
+            bad(f"walpilot_pilot_info reason label is not a short kind: {l}")
+    for pilot in pilots:
+        one(s, "walpilot_pilot_setting_info", pilot=pilot)
+        if sum(v for l, v in s.get("walpilot_pilot_state_active", []) if l.get("pilot") == pilot) != 1:
+            bad(f"{pilot}: not exactly one active state")
+        for m in ("last_hour", "trials_last_hour", "hold_offs_last_hour", "fallbacks_last_hour", "last_timestamp_seconds"):
+            one(s, f"walpilot_pilot_decisions_{m}", pilot=pilot)
+    if not (one(s, "walpilot_pilot_decisions_trials_last_hour", pilot="commit_delay") or 0) >= 1:
+        bad("no commit_delay trial counted in the last hour")
+    if not (one(s, "walpilot_pilot_decisions_hold_offs_last_hour", pilot="commit_delay") or 0) >= 1:
+        bad("walpilot.revert()'s hold-off is not counted")
+    fb = one(s, "walpilot_pilot_decisions_fallbacks_last_hour", pilot="commit_delay")
+    last_hour = one(s, "walpilot_pilot_decisions_last_hour", pilot="commit_delay")
+    if fb is None or last_hour is None or fb + 2 > last_hour:
+        bad(f"fallbacks {fb} of {last_hour} decisions: the trial and the hold-off are not fallbacks")
+    if one(s, "walpilot_recommendations_open") is None:
+        bad("walpilot_recommendations_open is not served")
     for name in ("commit_delay", "commit_siblings"):
         rows = [l for l, v in s.get("walpilot_setting_value", []) if l.get("name") == name]
         if len(rows) != 1 or rows[0].get("managed_by") not in ("walpilot", "dba", "default"):
@@ -106,9 +133,10 @@ def cmd_scrape(path, names_out):
         bad("configured commit_siblings is not the default 5")
     if not (one(s, "walpilot_decisions_total") or 0) >= 1:
         bad("no decision counted")
-    dec = s.get("walpilot_last_decision_info", [])
-    if len(dec) != 1 or dec[0][0].get("setting") != "commit_delay" or not dec[0][0].get("reason"):
-        bad(f"last decision {dec}")
+    dec = [l for l, v in s.get("walpilot_last_decision_info", [])]
+    settings = [l.get("setting") for l in dec]
+    if "commit_delay" not in settings or len(settings) != len(set(settings)) or not all(l.get("reason") for l in dec):
+        bad(f"last decision per setting {dec}")
     est_v = one(s, "walpilot_wal_flush_estimate_seconds")
     if est_v is None or not (0.002 < est_v < 0.05):
         bad(f"flush estimate {est_v} s on the emulated 8 ms disk")
@@ -133,6 +161,33 @@ def cmd_scrape(path, names_out):
     for l, v in s.get("pg_exporter_user_queries_load_error", []):
         if v != 0:
             bad(f"the exporter could not load the query file: {l}")
+    done()
+
+
+def cmd_recommendations(path, names_file):
+    """The second scrape, with walpilot.tune_commit_delay off: the commit_delay
+    recommendation is served; its names join the served ones."""
+    s, types = parse_scrape(path)
+    with open(names_file) as f:
+        names = set(f.read().split())
+    names |= {n for n in s if n.startswith("walpilot_")}
+    with open(names_file, "w") as f:
+        f.write("\n".join(sorted(names)) + "\n")
+    n = one(s, "walpilot_recommendations_open")
+    rows = s.get("walpilot_recommendation_confidence", [])
+    if not n or n != len(rows):
+        bad(f"walpilot_recommendations_open {n}, {len(rows)} walpilot_recommendation_confidence series")
+    cd = [(l, v) for l, v in rows if l.get("setting") == "commit_delay"]
+    if len(cd) != 1:
+        bad(f"commit_delay recommendation: {cd}")
+    else:
+        l, v = cd[0]
+        if not (0 < v <= 1) or l.get("requires_restart") != "false" or l.get("current_value") != "0" \
+                or not re.fullmatch(r"\d+", l.get("recommended_value", "")) or int(l["recommended_value"]) <= 0:
+            bad(f"commit_delay recommendation {l} {v}")
+    info = [l for l, v in s.get("walpilot_pilot_info", []) if l.get("pilot") == "commit_delay"]
+    if len(info) != 1 or info[0].get("reason") != "walpilot.tune_commit_delay = off":
+        bad(f"walpilot_pilot_info with walpilot.tune_commit_delay off: {info}")
     done()
 
 
@@ -180,9 +235,10 @@ def dashboard_exprs(d):
     return out
 
 
-# Series that exist only once there is a row behind them (none here: the
-# test's load makes the pilot decide and runs a checkpoint).
-ROW_DEPENDENT = set()
+# Series that exist only once there is a row behind them.  The test's load
+# makes the pilot decide and runs a checkpoint, so only the recommendation
+# is left: the second scrape has one (cmd_recommendations checks it).
+ROW_DEPENDENT = {"walpilot_recommendation_confidence"}
 
 
 def defined_names():
@@ -365,14 +421,20 @@ def cmd_reference():
 
 
 def cmd_prose():
-    files = ["README.md"] + [f"docs/{f}" for f in ("reference.md", "benchmarks.md", "monitoring.md", "operations.md")]
+    # everything a user reads: the README, docs/, the benchmark READMEs, the
+    # changelog, the package's and PGXN's texts, the monitoring files
+    files = ["README.md", "CHANGELOG.md", "META.json", "walpilot.control"]
+    for d, pat in (("docs", r".*\.md$"), ("test/bench", r"README-.*\.md$"), ("debian", r"^(control|control\.in|changelog|copyright)$")):
+        files += sorted(f"{d}/{f}" for f in os.listdir(os.path.join(ROOT, d)) if re.match(pat, f))
+    for d, _, fs in os.walk(os.path.join(ROOT, "monitoring")):
+        files += sorted(os.path.relpath(os.path.join(d, f), ROOT) for f in fs)
     for f in files:
         p = os.path.join(ROOT, f)
         if not os.path.exists(p):
             bad(f"{f} missing")
             continue
         text = open(p).read()
-        for pat, what in ((r'\bsudo\b', "sudo"), (r'\bseeds? \d', "seed numbers"), (r'\bissues? \d', "issue numbers"),
+        for pat, what in ((r'\bsudo\b', "sudo"), (r'\bseeds? 0\d\d\b', "seed numbers"), (r'\bissues? #?\d', "issue numbers"),
                           (r'this machine', "'this machine'"), (r'(?<![\w/.-])[0-9a-f]{7,40}(?![\w/.-])', "a commit hash"),
                           (r'\.\./shared|shared/seeds', "shared files")):
             for m in re.finditer(pat, text):
@@ -411,7 +473,9 @@ def cmd_monitoring_doc(rules_file):
     rules = yaml.safe_load(open(rules_file))
     names = defined_names() | {r.get("record") or r.get("alert") for g in rules["groups"] for r in g["rules"]}
     mentioned = set(re.findall(r'`((?:walpilot[_:]|Walpilot)[A-Za-z0-9_:]*)`', doc))
-    for n in sorted(mentioned - names):
+    # pgwatch metric names may be named too
+    pgwatch = set(yaml.safe_load(open(os.path.join(ROOT, "monitoring", "pgwatch", "walpilot.yaml")))["metrics"])
+    for n in sorted(mentioned - names - pgwatch):
         bad(f"docs/monitoring.md names {n}, which is neither a metric nor a rule")
     for n in sorted(names - mentioned):
         if n.endswith(("_sum", "_count")) and n.rsplit("_", 1)[0] + "_bucket" in mentioned:
@@ -425,4 +489,5 @@ if __name__ == "__main__":
     {"scrape": cmd_scrape, "dashboard-names": cmd_dashboard_names, "dashboard-exprs": cmd_dashboard_exprs,
      "rules-names": cmd_rules_names, "sql-exporter": cmd_sql_exporter,
      "pgwatch": lambda p, v: cmd_pgwatch(p, int(v)), "reference": cmd_reference,
-     "prose": cmd_prose, "monitoring-doc": cmd_monitoring_doc, "quickstart-sql": cmd_quickstart_sql}[cmd](*args)
+     "prose": cmd_prose, "monitoring-doc": cmd_monitoring_doc, "quickstart-sql": cmd_quickstart_sql,
+     "recommendations": cmd_recommendations}[cmd](*args)
