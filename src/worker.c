@@ -90,6 +90,7 @@ worker_detach(int code, Datum arg)
 {
 	LWLockReleaseAll();
 	wp_pilot_stop("walpilot worker exiting");
+	wp_wal_size_pilot_stop("walpilot worker exiting");
 	wp_flush_pilot_stop("walpilot worker exiting");
 	pg_atomic_write_u32(&wp_shared->worker_pid, 0);
 	LWLockAcquire(wp_shared->lock, LW_EXCLUSIVE);
@@ -169,6 +170,7 @@ worker_tick(TimestampTz now)
 	{
 		wp_pilot_tick(now);
 		wp_flush_pilot_tick(now);
+		wp_wal_size_pilot_tick(now);
 	}
 }
 
