@@ -307,8 +307,11 @@ advise_max_wal_size(List **rows, const WpAdviceCheckpoint *ck, int nck)
 	r->restart = false;
 	r->confidence = a.confidence;
 	wp_advice_max_wal_size_evidence(&a, &r->evidence);
+	/* walpilot.tune_max_wal_size: the worker applies this very row */
 	wp_ev_bool(&r->evidence, "walpilot_applies_it",
-			   wp_mode == WP_MODE_TUNE && wp_tune_max_wal_size);
+			   wp_mode == WP_MODE_TUNE && wp_tune_max_wal_size &&
+			   wp_server_setting_owner(WP_SS_MAX_WAL_SIZE, NULL, 0, NULL, 0) !=
+			   WP_SS_OWNER_DBA);
 	wp_ev_str(&r->evidence, "rule", "max_wal_size = wal_bytes_per_s x checkpoint_timeout x (1 + checkpoint_completion_target) x 1.1, at least twice the current; pg_wal may grow to about this size");
 	wp_ev_str(&r->evidence, "confidence_rule", "wal / (wal + timed checkpoints) x min(1, wal checkpoints / 4)");
 }
@@ -755,9 +758,109 @@ advise_wal_writer(List **rows, const WpSecond *tl, int ntl)
 	wp_ev_num(&r->evidence, "syncs_not_led_by_commits_per_s", other_syncs);
 	wp_ev_num(&r->evidence, "wal_writer_cycles_per_s", per_cycle);
 	wp_ev_num(&r->evidence, "wal_bytes_per_s", bytes / secs);
-	wp_ev_str(&r->evidence, "not_measured", "WAL writer wake-ups (only syncs are counted); so no wal_writer_delay advice");
+	wp_ev_str(&r->evidence, "not_measured", "WAL writer wake-ups that write nothing (only writes and syncs are counted)");
 	wp_ev_str(&r->evidence, "rule", "most commits asynchronous and more than 2 syncs per wal_writer_delay not led by a durable commit: wal_writer_flush_after = the WAL of one wal_writer_delay (power of two, at most 64MB)");
 	wp_ev_str(&r->evidence, "confidence_rule", "async share x min(1, syncs / (4 per cycle)) x min(1, seconds / 60)");
+}
+
+/*---- wal_writer_delay ----*/
+
+/*
+ * With asynchronous commits the WAL writer flushes the WAL once per
+ * wal_writer_delay (when wal_writer_flush_after is not reached sooner),
+ * holding WALWriteLock through the sync.  A short wal_writer_delay on a
+ * slow device keeps it syncing much of the time; backends that must write
+ * WAL themselves (full buffers, durable commits) wait on that lock.
+ * Evidence: most commits asynchronous, about one sync per cycle not led
+ * by a durable commit (so the delay, not wal_writer_flush_after, times
+ * them), and those syncs taking at least a quarter of the time, by their
+ * own measured duration (pg_stat_wal with track_wal_io_timing) or the
+ * flush estimate.  Recommended: the delay at which they take a tenth,
+ * at most 200 ms (the server default: a longer one widens the window of
+ * asynchronous commits a crash loses, which is the DBA's call).
+ */
+static void
+advise_wal_writer_delay(List **rows, const WpSecond *tl, int ntl)
+{
+	double		async = 0,
+				durable = 0,
+				syncs = 0,
+				led = 0,
+				sync_time_us = 0,
+				wait_lock = 0,
+				active = 0;
+	int			secs = 0,
+				i;
+	double		other_syncs,
+				per_cycle,
+				sync_us,
+				busy,
+				lock_share;
+	char		source[48];
+	int			rec_ms;
+	AdvRow	   *r;
+
+#if !WP_HAVE_LEADER_DETECTION
+	return;						/* no way to tell the commits' syncs apart */
+#endif
+	if (!enableFsync || RecoveryInProgress() || WalWriterDelay >= 200)
+		return;
+	for (i = 0; i < ntl; i++)
+	{
+		if (tl[i].samples == 0)
+			continue;
+		secs++;
+		async += (double) tl[i].async_commits;
+		durable += (double) tl[i].commits;
+		syncs += (double) tl[i].wal_syncs;
+		led += (double) tl[i].commit_flushes;
+		sync_time_us += (double) tl[i].wal_sync_time_us;
+		wait_lock += (double) tl[i].wal_write_lock_sum;
+		active += (double) tl[i].active_sum;
+	}
+	if (secs < 10 || async / secs < WP_ADVICE_MIN_COMMITS ||
+		async < 2 * durable || syncs <= 0)
+		return;
+	other_syncs = Max(0.0, syncs - led) / secs;
+	per_cycle = 1000.0 / WalWriterDelay;
+	/* more than two per cycle: wal_writer_flush_after times them */
+	if (other_syncs < 0.25 * per_cycle || other_syncs > 2.0 * per_cycle)
+		return;
+	if (track_wal_io_timing && sync_time_us > 0)
+	{
+		sync_us = sync_time_us / syncs;
+		strlcpy(source, "pg_stat_wal (track_wal_io_timing)", sizeof(source));
+	}
+	else if (!wp_probe_flush_estimate_us(&sync_us, source, sizeof(source)))
+		return;
+	busy = other_syncs * sync_us / 1e6;
+	if (busy < 0.25)
+		return;
+	/* the delay at which the syncs take a tenth of the time */
+	rec_ms = (int) ceil(sync_us * 10.0 / 1000.0 / 10.0) * 10;
+	rec_ms = Max(rec_ms, 2 * WalWriterDelay);
+	rec_ms = Min(rec_ms, 200);
+	if (rec_ms <= WalWriterDelay)
+		return;
+	lock_share = active > 0 ? wait_lock / active : 0;
+
+	r = new_row(rows, "wal_writer_delay");
+	snprintf(r->current, sizeof(r->current), "%dms", WalWriterDelay);
+	snprintf(r->recommended, sizeof(r->recommended), "%dms", rec_ms);
+	r->confidence = clamp01(async / (async + durable)) * clamp01(busy / 0.5) *
+		clamp01(secs / 60.0) * (lock_share >= 0.02 ? 1.0 : 0.5);
+	wp_ev_num(&r->evidence, "seconds", secs);
+	wp_ev_num(&r->evidence, "async_commits_per_s", async / secs);
+	wp_ev_num(&r->evidence, "durable_commits_per_s", durable / secs);
+	wp_ev_num(&r->evidence, "syncs_not_led_by_commits_per_s", other_syncs);
+	wp_ev_num(&r->evidence, "wal_writer_cycles_per_s", per_cycle);
+	wp_ev_num(&r->evidence, "sync_us", sync_us);
+	wp_ev_str(&r->evidence, "sync_us_source", source);
+	wp_ev_num(&r->evidence, "share_of_time_syncing", busy);
+	wp_ev_num(&r->evidence, "walwrite_lock_waiters_share_of_active", lock_share);
+	wp_ev_str(&r->evidence, "not_measured", "WAL writer wake-ups that write nothing (an asynchronous commit wakes it per filled WAL page, whatever wal_writer_delay is)");
+	wp_ev_str(&r->evidence, "rule", "most commits asynchronous, about one sync per wal_writer_delay not led by a durable commit, and those syncs at least 25 % of the time: the delay at which they take 10 %, at least double, at most 200ms (a longer delay widens what a crash loses)");
+	wp_ev_str(&r->evidence, "confidence_rule", "async share x min(1, share of time syncing / 0.5) x min(1, seconds / 60), halved when WALWrite lock waits are under 2 % of active time");
 }
 
 /*---- the SQL function ----*/
@@ -833,6 +936,7 @@ walpilot_recommendations_data(PG_FUNCTION_ARGS)
 		advise_sync_method(&rows, pr, npr);
 		advise_commit_delay(&rows, tl, ntl, pr, npr);
 		advise_wal_writer(&rows, tl, ntl);
+		advise_wal_writer_delay(&rows, tl, ntl);
 	}
 
 	wp_init_materialized_srf(fcinfo);
