@@ -71,6 +71,7 @@ static bool pending = true;		/* evidence to (re)consider */
 static uint64 seen_revert_generation = 0;
 static TimestampTz off_until = 0;
 static char last_note[160] = "";	/* the last "not raised" row's reason */
+static int	seen_max_wal_size_mb = 0;	/* a reload changed it: look again */
 
 /* the newly finished checkpoints, oldest first */
 static void
@@ -262,6 +263,11 @@ wp_wal_size_pilot_tick(TimestampTz now)
 		seen_revert_generation = gen;
 	}
 	collect_checkpoints();
+	if (max_wal_size_mb != seen_max_wal_size_mb)
+	{
+		seen_max_wal_size_mb = max_wal_size_mb;
+		pending = true;
+	}
 
 	if (gen != seen_revert_generation)
 	{

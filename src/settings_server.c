@@ -900,6 +900,7 @@ wp_server_setting_apply(const char *name, const char *value, char *err,
 	const char *p;
 	WpServerRecord saved;
 	bool		released;
+	char		file_value[WP_SS_VALUE_LEN];
 
 	if (k < 0)
 	{
@@ -941,6 +942,10 @@ wp_server_setting_apply(const char *name, const char *value, char *err,
 		apply_failed(name, value, "could not create pg_walpilot", err, errlen);
 		return false;
 	}
+	/* the DBA's postgresql.conf value walpilot raises from, if any */
+	file_value[0] = '\0';
+	if (over_dba_file[k] && !rec.written[k])
+		(void) dba_sets(k, where, sizeof(where), file_value);
 
 	initStringInfo(&cur);
 	initStringInfo(&out);
@@ -980,18 +985,15 @@ wp_server_setting_apply(const char *name, const char *value, char *err,
 	}
 	if (!rec.written[k])
 	{
-		struct config_generic *g = find_guc(name);
-		char		file_value[WP_SS_VALUE_LEN];
-		char		ignored[MAXPGPATH + 32];
-
-		file_value[0] = '\0';
-		if (over_dba_file[k] &&
-			dba_sets(k, ignored, sizeof(ignored), file_value) &&
-			file_value[0] != '\0')
+		if (file_value[0] != '\0')
 			file_value_note(file_value, rec.dba_had[k], sizeof(rec.dba_had[k]));
 		else
+		{
+			struct config_generic *g = find_guc(name);
+
 			snprintf(rec.dba_had[k], sizeof(rec.dba_had[k]), "not-set(%s)",
 					 g ? GucSource_Names[g->source] : "?");
+		}
 		rec.value_prev[k][0] = '\0';
 		LWLockAcquire(wp_shared->lock, LW_EXCLUSIVE);
 		strlcpy(ss->s[k].dba_value, GetConfigOption(name, false, false),
