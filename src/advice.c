@@ -691,6 +691,61 @@ advise_commit_delay(List **rows, const WpSecond *tl, int ntl,
 	}
 }
 
+/*---- the WAL writer under asynchronous commits ----*/
+
+/* the seconds of the window, summed, as both WAL writer rules read them */
+typedef struct AdvAsyncLoad
+{
+	int			seconds;
+	double		async;			/* asynchronous commits */
+	double		durable;
+	double		other_syncs_per_s;	/* syncs no durable commit led */
+	double		syncs;
+	double		wal_bytes;
+	double		sync_time_us;
+	double		wal_write_lock_sum;
+	double		active_sum;
+} AdvAsyncLoad;
+
+/*
+ * async_load
+ *		Sum the window; false unless it is an asynchronous-commit load (at
+ *		least 10 s, 20 asynchronous commits/s, twice as many as durable
+ *		ones) whose syncs walpilot can tell from the commits'.
+ */
+static bool
+async_load(const WpSecond *tl, int ntl, AdvAsyncLoad *a)
+{
+	double		led = 0;
+	int			i;
+
+	memset(a, 0, sizeof(*a));
+#if !WP_HAVE_LEADER_DETECTION
+	return false;				/* no way to tell the commits' syncs apart */
+#endif
+	if (!enableFsync || RecoveryInProgress())
+		return false;
+	for (i = 0; i < ntl; i++)
+	{
+		if (tl[i].samples == 0)
+			continue;
+		a->seconds++;
+		a->async += (double) tl[i].async_commits;
+		a->durable += (double) tl[i].commits;
+		a->syncs += (double) tl[i].wal_syncs;
+		led += (double) tl[i].commit_flushes;
+		a->wal_bytes += (double) tl[i].wal_bytes;
+		a->sync_time_us += (double) tl[i].wal_sync_time_us;
+		a->wal_write_lock_sum += (double) tl[i].wal_write_lock_sum;
+		a->active_sum += (double) tl[i].active_sum;
+	}
+	if (a->seconds < 10 || a->async / a->seconds < WP_ADVICE_MIN_COMMITS ||
+		a->async < 2 * a->durable)
+		return false;
+	a->other_syncs_per_s = Max(0.0, a->syncs - led) / a->seconds;
+	return true;
+}
+
 /*---- wal_writer_flush_after ----*/
 
 /*
@@ -706,39 +761,24 @@ advise_commit_delay(List **rows, const WpSecond *tl, int ntl,
 static void
 advise_wal_writer(List **rows, const WpSecond *tl, int ntl)
 {
-	double		async = 0,
-				durable = 0,
-				syncs = 0,
-				led = 0,
-				bytes = 0;
-	int			secs = 0,
-				i;
-	double		other_syncs,
+	AdvAsyncLoad a;
+	int			secs;
+	double		async,
+				durable,
+				bytes,
+				other_syncs,
 				per_cycle,
 				cur_kb = (double) WalWriterFlushAfter * XLOG_BLCKSZ / 1024.0;
 	int64		rec_kb;
 	AdvRow	   *r;
 
-#if !WP_HAVE_LEADER_DETECTION
-	return;						/* no way to tell the commits' syncs apart */
-#endif
-	if (!enableFsync || RecoveryInProgress() || WalWriterFlushAfter == 0)
+	if (WalWriterFlushAfter == 0 || !async_load(tl, ntl, &a))
 		return;
-	for (i = 0; i < ntl; i++)
-	{
-		if (tl[i].samples == 0)
-			continue;
-		secs++;
-		async += (double) tl[i].async_commits;
-		durable += (double) tl[i].commits;
-		syncs += (double) tl[i].wal_syncs;
-		led += (double) tl[i].commit_flushes;
-		bytes += (double) tl[i].wal_bytes;
-	}
-	if (secs < 10 || async / secs < WP_ADVICE_MIN_COMMITS ||
-		async < 2 * durable)
-		return;
-	other_syncs = Max(0.0, syncs - led) / secs;
+	secs = a.seconds;
+	async = a.async;
+	durable = a.durable;
+	bytes = a.wal_bytes;
+	other_syncs = a.other_syncs_per_s;
 	per_cycle = 1000.0 / WalWriterDelay;
 	if (other_syncs < 2.0 * per_cycle)
 		return;
@@ -782,16 +822,11 @@ advise_wal_writer(List **rows, const WpSecond *tl, int ntl)
 static void
 advise_wal_writer_delay(List **rows, const WpSecond *tl, int ntl)
 {
-	double		async = 0,
-				durable = 0,
-				syncs = 0,
-				led = 0,
-				sync_time_us = 0,
-				wait_lock = 0,
-				active = 0;
-	int			secs = 0,
-				i;
-	double		other_syncs,
+	AdvAsyncLoad a;
+	int			secs;
+	double		async,
+				durable,
+				other_syncs,
 				per_cycle,
 				sync_us,
 				busy,
@@ -800,35 +835,19 @@ advise_wal_writer_delay(List **rows, const WpSecond *tl, int ntl)
 	int			rec_ms;
 	AdvRow	   *r;
 
-#if !WP_HAVE_LEADER_DETECTION
-	return;						/* no way to tell the commits' syncs apart */
-#endif
-	if (!enableFsync || RecoveryInProgress() || WalWriterDelay >= 200)
+	if (WalWriterDelay >= 200 || !async_load(tl, ntl, &a) || a.syncs <= 0)
 		return;
-	for (i = 0; i < ntl; i++)
-	{
-		if (tl[i].samples == 0)
-			continue;
-		secs++;
-		async += (double) tl[i].async_commits;
-		durable += (double) tl[i].commits;
-		syncs += (double) tl[i].wal_syncs;
-		led += (double) tl[i].commit_flushes;
-		sync_time_us += (double) tl[i].wal_sync_time_us;
-		wait_lock += (double) tl[i].wal_write_lock_sum;
-		active += (double) tl[i].active_sum;
-	}
-	if (secs < 10 || async / secs < WP_ADVICE_MIN_COMMITS ||
-		async < 2 * durable || syncs <= 0)
-		return;
-	other_syncs = Max(0.0, syncs - led) / secs;
+	secs = a.seconds;
+	async = a.async;
+	durable = a.durable;
+	other_syncs = a.other_syncs_per_s;
 	per_cycle = 1000.0 / WalWriterDelay;
 	/* more than two per cycle: wal_writer_flush_after times them */
 	if (other_syncs < 0.25 * per_cycle || other_syncs > 2.0 * per_cycle)
 		return;
-	if (track_wal_io_timing && sync_time_us > 0)
+	if (track_wal_io_timing && a.sync_time_us > 0)
 	{
-		sync_us = sync_time_us / syncs;
+		sync_us = a.sync_time_us / a.syncs;
 		strlcpy(source, "pg_stat_wal (track_wal_io_timing)", sizeof(source));
 	}
 	else if (!wp_probe_flush_estimate_us(&sync_us, source, sizeof(source)))
@@ -842,7 +861,7 @@ advise_wal_writer_delay(List **rows, const WpSecond *tl, int ntl)
 	rec_ms = Min(rec_ms, 200);
 	if (rec_ms <= WalWriterDelay)
 		return;
-	lock_share = active > 0 ? wait_lock / active : 0;
+	lock_share = a.active_sum > 0 ? a.wal_write_lock_sum / a.active_sum : 0;
 
 	r = new_row(rows, "wal_writer_delay");
 	snprintf(r->current, sizeof(r->current), "%dms", WalWriterDelay);

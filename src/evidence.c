@@ -29,15 +29,16 @@ wp_ev_begin(WpEvidence *e)
 	(void) pushJsonbValue(&e->state, WJB_BEGIN_OBJECT, NULL);
 }
 
+/* a string as a key or a value */
 static void
-ev_key(WpEvidence *e, const char *key)
+push_string(WpEvidence *e, JsonbIteratorToken token, const char *s)
 {
-	JsonbValue	k;
+	JsonbValue	v;
 
-	k.type = jbvString;
-	k.val.string.val = (char *) key;
-	k.val.string.len = strlen(key);
-	(void) pushJsonbValue(&e->state, WJB_KEY, &k);
+	v.type = jbvString;
+	v.val.string.val = (char *) s;
+	v.val.string.len = strlen(s);
+	(void) pushJsonbValue(&e->state, token, &v);
 }
 
 /* a number, or null when it is not finite (nothing measured) */
@@ -46,7 +47,7 @@ wp_ev_num(WpEvidence *e, const char *key, double x)
 {
 	JsonbValue	v;
 
-	ev_key(e, key);
+	push_string(e, WJB_KEY, key);
 	if (isfinite(x))
 	{
 		v.type = jbvNumeric;
@@ -61,13 +62,8 @@ wp_ev_num(WpEvidence *e, const char *key, double x)
 void
 wp_ev_str(WpEvidence *e, const char *key, const char *s)
 {
-	JsonbValue	v;
-
-	ev_key(e, key);
-	v.type = jbvString;
-	v.val.string.val = (char *) s;
-	v.val.string.len = strlen(s);
-	(void) pushJsonbValue(&e->state, WJB_VALUE, &v);
+	push_string(e, WJB_KEY, key);
+	push_string(e, WJB_VALUE, s);
 }
 
 void
@@ -75,7 +71,7 @@ wp_ev_bool(WpEvidence *e, const char *key, bool b)
 {
 	JsonbValue	v;
 
-	ev_key(e, key);
+	push_string(e, WJB_KEY, key);
 	v.type = jbvBool;
 	v.val.boolean = b;
 	(void) pushJsonbValue(&e->state, WJB_VALUE, &v);
