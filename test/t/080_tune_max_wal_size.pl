@@ -57,6 +57,9 @@ is($node->safe_psql('postgres', $decisions), '0', 'off: no decision');
 is($node->safe_psql('postgres',
 		q{SELECT count(*) FROM walpilot.settings WHERE setting = 'max_wal_size'}),
 	'0', 'off: walpilot.settings does not list max_wal_size');
+like($node->safe_psql('postgres', 'SELECT walpilot.report()'),
+	qr/^  walpilot\.tune_max_wal_size = on .* to let walpilot apply the max_wal_size recommendation itself$/m,
+	'off: report() says what walpilot would need to apply it');
 
 # ---- on: raised, bounded, recorded ----
 $node->append_conf('postgresql.conf', "walpilot.tune_max_wal_size = on\n");
@@ -84,6 +87,9 @@ is($node->safe_psql('postgres', q{
 ok($node->poll_query_until('postgres',
 		q{SELECT count(*) = 0 FROM walpilot.recommendations WHERE setting = 'max_wal_size'}),
 	'on: the recommendation is gone once applied');
+like($node->safe_psql('postgres', 'SELECT walpilot.report()'),
+	qr/^  max_wal_size: raised by walpilot \(the DBA's 32MB, in force $raised\)$/m,
+	'on: report() shows what walpilot did with max_wal_size');
 if ($raised eq '256MB')
 {
 	like($node->safe_psql('postgres', q{
