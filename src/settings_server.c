@@ -43,7 +43,11 @@
  * afterwards (in any of these) takes it back at the next reload: walpilot
  * removes its own line if the DBA's value is elsewhere, leaves the file
  * alone if the DBA's ALTER SYSTEM replaced walpilot's line, and does not
- * manage that setting again until the server restarts.
+ * manage that setting again until the server restarts.  One exception:
+ * max_wal_size, which the DBA hands over with walpilot.tune_max_wal_size,
+ * may be set over the DBA's postgresql.conf value (never over a line of
+ * theirs in postgresql.auto.conf or the command line); changing or removing
+ * that postgresql.conf value afterwards takes it back.
  *
  * Nothing here may throw in the worker: failures are WARNINGs, a decision
  * row, and a false return; the file is never left half-written (the
