@@ -168,7 +168,7 @@ BEGIN
         out := out || '  no decisions yet'::text;
     END IF;
     -- max_wal_size, when walpilot may raise it (walpilot.tune_max_wal_size)
-    FOR r IN SELECT * FROM walpilot.settings WHERE setting = 'max_wal_size' LOOP
+    FOR r IN SELECT * FROM walpilot.settings WHERE name = 'max_wal_size' LOOP
         out := out || format('  max_wal_size: %s (the DBA''s %s, in force %s)',
             CASE r.managed_by WHEN 'walpilot' THEN 'raised by walpilot'
                               WHEN 'dba' THEN 'the DBA''s: walpilot keeps off'

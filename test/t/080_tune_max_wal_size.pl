@@ -55,7 +55,7 @@ is($node->safe_psql('postgres', 'SHOW max_wal_size'), '32MB',
 is(slurp(), $dba_bytes, 'off: postgresql.auto.conf untouched');
 is($node->safe_psql('postgres', $decisions), '0', 'off: no decision');
 is($node->safe_psql('postgres',
-		q{SELECT count(*) FROM walpilot.settings WHERE setting = 'max_wal_size'}),
+		q{SELECT count(*) FROM walpilot.settings WHERE name = 'max_wal_size'}),
 	'0', 'off: walpilot.settings does not list max_wal_size');
 like($node->safe_psql('postgres', 'SELECT walpilot.report()'),
 	qr/^  walpilot\.tune_max_wal_size = on .* to let walpilot apply the max_wal_size recommendation itself$/m,
@@ -82,7 +82,7 @@ is($node->safe_psql('postgres', q{
 	"32MB|$raised|true|true", 'on: a decision row with the evidence');
 is($node->safe_psql('postgres', q{
 	SELECT configured_value || '|' || value_in_force || '|' || managed_by
-	  FROM walpilot.settings WHERE setting = 'max_wal_size'}),
+	  FROM walpilot.settings WHERE name = 'max_wal_size'}),
 	"32MB|$raised|walpilot", 'on: walpilot.settings: walpilot manages it over the DBA\'s 32MB');
 ok($node->poll_query_until('postgres',
 		q{SELECT count(*) = 0 FROM walpilot.recommendations WHERE setting = 'max_wal_size'}),
@@ -130,7 +130,7 @@ is($node->safe_psql('postgres', q{
 	   AND reason LIKE 'the DBA took the setting back%'}),
 	$again, 'DBA: the row names the value walpilot had in force');
 is($node->safe_psql('postgres',
-		q{SELECT managed_by FROM walpilot.settings WHERE setting = 'max_wal_size'}),
+		q{SELECT managed_by FROM walpilot.settings WHERE name = 'max_wal_size'}),
 	'dba', 'DBA: walpilot.settings: managed by the DBA');
 my $n = $node->safe_psql('postgres', $decisions);
 write_load(20);
