@@ -173,7 +173,7 @@ BEGIN
             CASE r.managed_by WHEN 'walpilot' THEN 'raised by walpilot'
                               WHEN 'dba' THEN 'the DBA''s: walpilot keeps off'
                               ELSE 'walpilot may raise it (walpilot.tune_max_wal_size)' END,
-            r.configured_value, r.value_in_force);
+            r.configured_value, r.effective_value);
     END LOOP;
 
     -- recommendations
