@@ -126,7 +126,7 @@ put_back(const char *why)
 
 	if (!managing)
 		return;
-	strlcpy(old, GetConfigOption(setting, false, false), sizeof(old));
+	strlcpy(old, GetConfigOptionByName(setting, NULL, false), sizeof(old));
 	(void) wp_server_setting_revert(setting);
 	managing = false;
 	last_note[0] = '\0';
@@ -224,7 +224,7 @@ consider(TimestampTz now)
 		return;
 	}
 
-	strlcpy(old, GetConfigOption(setting, false, false), sizeof(old));
+	strlcpy(old, GetConfigOptionByName(setting, NULL, false), sizeof(old));
 	snprintf(value, sizeof(value), "%lldMB", (long long) new_mb);
 	if (!wp_server_setting_apply(setting, value, err, sizeof(err)))
 	{

@@ -999,10 +999,14 @@ wp_server_setting_apply(const char *name, const char *value, char *err,
 					 g ? GucSource_Names[g->source] : "?");
 		}
 		rec.value_prev[k][0] = '\0';
-		LWLockAcquire(wp_shared->lock, LW_EXCLUSIVE);
-		strlcpy(ss->s[k].dba_value, GetConfigOption(name, false, false),
-				WP_SS_VALUE_LEN);
-		LWLockRelease(wp_shared->lock);
+		{
+			/* what was in force before walpilot's line, for walpilot.settings */
+			char	   *before = GetConfigOptionByName(name, NULL, false);
+
+			LWLockAcquire(wp_shared->lock, LW_EXCLUSIVE);
+			strlcpy(ss->s[k].dba_value, before, WP_SS_VALUE_LEN);
+			LWLockRelease(wp_shared->lock);
+		}
 	}
 	else
 		strlcpy(rec.value_prev[k], rec.value_last[k], WP_SS_VALUE_LEN);
