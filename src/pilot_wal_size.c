@@ -225,7 +225,11 @@ consider(TimestampTz now)
 	}
 
 	strlcpy(old, GetConfigOptionByName(setting, NULL, false), sizeof(old));
-	snprintf(value, sizeof(value), "%lldMB", (long long) new_mb);
+	/* as SHOW prints it */
+	if (new_mb % 1024 == 0)
+		snprintf(value, sizeof(value), "%lldGB", (long long) (new_mb / 1024));
+	else
+		snprintf(value, sizeof(value), "%lldMB", (long long) new_mb);
 	if (!wp_server_setting_apply(setting, value, err, sizeof(err)))
 	{
 		/* settings_server.c wrote the WARNING and the row: stop here */
