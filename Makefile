@@ -16,6 +16,7 @@ OBJS = \
 	src/settings.o \
 	src/settings_server.o \
 	src/pilot_flush.o \
+	src/pilot_wal_size.o \
 	src/probe.o \
 	src/checkpoints.o \
 	src/commit_window.o \
@@ -26,6 +27,7 @@ OBJS = \
 	src/timeline.o \
 	src/sqlfuncs_instruments.o \
 	src/advice.o \
+	src/evidence.o \
 	src/compat_wal.o
 
 EXTENSION = walpilot

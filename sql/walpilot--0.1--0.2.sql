@@ -167,6 +167,14 @@ BEGIN
     IF n = 0 THEN
         out := out || '  no decisions yet'::text;
     END IF;
+    -- max_wal_size, when walpilot may raise it (walpilot.tune_max_wal_size)
+    FOR r IN SELECT * FROM walpilot.settings WHERE name = 'max_wal_size' LOOP
+        out := out || format('  max_wal_size: %s (the DBA''s %s, in force %s)',
+            CASE r.managed_by WHEN 'walpilot' THEN 'raised by walpilot'
+                              WHEN 'dba' THEN 'the DBA''s: walpilot keeps off'
+                              ELSE 'walpilot may raise it (walpilot.tune_max_wal_size)' END,
+            r.configured_value, r.effective_value);
+    END LOOP;
 
     -- recommendations
     out := out || ''::text || 'Recommendations (walpilot.recommendations)'::text;
@@ -191,6 +199,10 @@ BEGIN
         out := out || '  walpilot.mode = ''tune'' to try commit_delay on-line (ALTER SYSTEM SET walpilot.mode = ''tune''; SELECT pg_reload_conf();)'::text;
     ELSIF NOT current_setting('walpilot.tune_commit_delay')::boolean THEN
         out := out || '  walpilot.tune_commit_delay = on to tune commit_delay'::text;
+    END IF;
+    IF st ->> 'mode' <> 'off' AND NOT current_setting('walpilot.tune_max_wal_size')::boolean
+       AND EXISTS (SELECT 1 FROM walpilot.recommendations WHERE setting = 'max_wal_size') THEN
+        out := out || '  walpilot.tune_max_wal_size = on (with walpilot.mode = ''tune'') to let walpilot apply the max_wal_size recommendation itself'::text;
     END IF;
     IF standby THEN
         out := out || '  a primary: a standby has no commits to time or tune'::text;

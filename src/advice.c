@@ -41,10 +41,10 @@
 #include "postmaster/walwriter.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
-#include "utils/json.h"
-#include "utils/jsonb.h"
 #include "utils/tuplestore.h"
 
+#include "advice.h"
+#include "evidence.h"
 #include "walpilot.h"
 
 PG_FUNCTION_INFO_V1(walpilot_recommendations_data);
@@ -55,9 +55,6 @@ PG_FUNCTION_INFO_V1(walpilot_recommendations_data);
 #define WP_ADVICE_WINDOW_S		300
 /* commit_delay looks at the last minute, as the pilot's engage test would */
 #define WP_ADVICE_COMMIT_WINDOW_S 60
-/* Checkpoint-based rules look at checkpoints started this recently. */
-#define WP_ADVICE_CKPT_WINDOW_S 3600
-#define WP_ADVICE_MAX_CKPTS		64
 #define WP_ADVICE_MAX_PROBE		16
 
 /* The pilot's engage thresholds (pilot_commit_delay.c), for commit_delay. */
@@ -67,17 +64,6 @@ PG_FUNCTION_INFO_V1(walpilot_recommendations_data);
 
 /* max_wal_size: the largest value recommended in one step */
 #define WP_ADVICE_MAX_WAL_MB	(64 * 1024)
-
-typedef struct AdvCheckpoint
-{
-	double		started;		/* epoch seconds */
-	double		finished;		/* 0 while running */
-	char		reason[24];
-	double		wal_bytes;		/* < 0: unknown */
-	double		write_ms;
-	double		sync_ms;
-	int			stall_seconds;	/* < 0: unknown */
-} AdvCheckpoint;
 
 typedef struct AdvProbe
 {
@@ -96,7 +82,7 @@ typedef struct AdvRow
 	char		recommended[64];
 	bool		restart;
 	double		confidence;
-	StringInfoData evidence;	/* a JSON object's members, no braces */
+	WpEvidence	evidence;
 } AdvRow;
 
 /*---- small helpers ----*/
@@ -109,35 +95,13 @@ clamp01(double x)
 	return x > 1 ? 1 : x;
 }
 
-static void
-ev_num(AdvRow *r, const char *key, double v)
-{
-	if (r->evidence.len > 0)
-		appendStringInfoString(&r->evidence, ", ");
-	escape_json(&r->evidence, key);
-	if (isfinite(v))
-		appendStringInfo(&r->evidence, ": %.6g", v);
-	else
-		appendStringInfoString(&r->evidence, ": null");
-}
-
-static void
-ev_str(AdvRow *r, const char *key, const char *v)
-{
-	if (r->evidence.len > 0)
-		appendStringInfoString(&r->evidence, ", ");
-	escape_json(&r->evidence, key);
-	appendStringInfoString(&r->evidence, ": ");
-	escape_json(&r->evidence, v);
-}
-
 static AdvRow *
 new_row(List **rows, const char *setting)
 {
 	AdvRow	   *r = palloc0(sizeof(AdvRow));
 
 	r->setting = setting;
-	initStringInfo(&r->evidence);
+	wp_ev_begin(&r->evidence);
 	*rows = lappend(*rows, r);
 	return r;
 }
@@ -173,7 +137,7 @@ pow2_at_least(double x)
  *		SPI over their SQL functions, copied into the caller's arrays.
  */
 static void
-read_inputs(AdvCheckpoint *ck, int *nck, AdvProbe *pr, int *npr)
+read_inputs(WpAdviceCheckpoint *ck, int *nck, AdvProbe *pr, int *npr)
 {
 	uint64		i;
 
@@ -194,7 +158,7 @@ read_inputs(AdvCheckpoint *ck, int *nck, AdvProbe *pr, int *npr)
 	{
 		HeapTuple	t = SPI_tuptable->vals[i];
 		TupleDesc	d = SPI_tuptable->tupdesc;
-		AdvCheckpoint *c = &ck[(*nck)++];
+		WpAdviceCheckpoint *c = &ck[(*nck)++];
 		bool		isnull;
 
 		c->started = DatumGetFloat8(SPI_getbinval(t, d, 1, &isnull));
@@ -245,9 +209,12 @@ read_inputs(AdvCheckpoint *ck, int *nck, AdvProbe *pr, int *npr)
  * setting triggered them; after a raise the old ones stop counting), and
  * how they compare with timed ones.  Recommended: the size at which the
  * measured WAL rate reaches the trigger only after checkpoint_timeout.
+ * ck[] is in start order.  The SQL view and the worker's max_wal_size
+ * pilot both call this.
  */
-static void
-advise_max_wal_size(List **rows, AdvCheckpoint *ck, int nck)
+bool
+wp_advice_max_wal_size(const WpAdviceCheckpoint *ck, int nck,
+					   WpWalSizeAdvice *out)
 {
 	double		trigger = (double) max_wal_size_mb * 1024 * 1024 /
 		(1.0 + CheckPointCompletionTarget);
@@ -260,12 +227,11 @@ advise_max_wal_size(List **rows, AdvCheckpoint *ck, int nck)
 	double		rate,
 				needed_mb;
 	int64		rec_mb;
-	AdvRow	   *r;
 	int			i;
 
 	for (i = 0; i < nck; i++)
 	{
-		AdvCheckpoint *c = &ck[i];
+		const WpAdviceCheckpoint *c = &ck[i];
 		bool		by_wal;
 
 		by_wal = strcmp(c->reason, "wal") == 0 ||
@@ -286,7 +252,7 @@ advise_max_wal_size(List **rows, AdvCheckpoint *ck, int nck)
 		}
 	}
 	if (n_wal < 2 || n_wal < n_timed || secs_sum <= 0)
-		return;
+		return false;
 
 	rate = wal_sum / secs_sum;
 	needed_mb = rate * CheckPointTimeout * (1.0 + CheckPointCompletionTarget) *
@@ -299,24 +265,55 @@ advise_max_wal_size(List **rows, AdvCheckpoint *ck, int nck)
 		rec_mb = (int64) ceil(needed_mb / 1024.0) * 1024;
 	rec_mb = Min(rec_mb, (int64) WP_ADVICE_MAX_WAL_MB);
 	if (rec_mb <= max_wal_size_mb)
-		return;
+		return false;
 
+	out->recommended_mb = rec_mb;
+	out->wal_checkpoints = n_wal;
+	out->timed_checkpoints = n_timed;
+	out->trigger_bytes = trigger;
+	out->mean_distance_bytes = dist_sum / n_wal;
+	out->wal_bytes_per_s = rate;
+	out->seconds_between = secs_sum / Max(1, n_pairs);
+	out->confidence = ((double) n_wal / (n_wal + n_timed)) *
+		clamp01(n_wal / 4.0);
+	return true;
+}
+
+/* the measured numbers of the rule (the row adds how they are used) */
+void
+wp_advice_max_wal_size_evidence(const WpWalSizeAdvice *a, WpEvidence *e)
+{
+	wp_ev_num(e, "wal_checkpoints", a->wal_checkpoints);
+	wp_ev_num(e, "timed_checkpoints", a->timed_checkpoints);
+	wp_ev_num(e, "window_s", WP_ADVICE_CKPT_WINDOW_S);
+	wp_ev_num(e, "trigger_distance_bytes", a->trigger_bytes);
+	wp_ev_num(e, "mean_distance_bytes", a->mean_distance_bytes);
+	wp_ev_num(e, "wal_bytes_per_s", a->wal_bytes_per_s);
+	wp_ev_num(e, "checkpoint_timeout_s", CheckPointTimeout);
+	wp_ev_num(e, "seconds_between_checkpoints", a->seconds_between);
+}
+
+static void
+advise_max_wal_size(List **rows, const WpAdviceCheckpoint *ck, int nck)
+{
+	WpWalSizeAdvice a;
+	AdvRow	   *r;
+
+	if (!wp_advice_max_wal_size(ck, nck, &a))
+		return;
 	r = new_row(rows, "max_wal_size");
 	format_kb(r->current, sizeof(r->current), (int64) max_wal_size_mb * 1024);
-	format_kb(r->recommended, sizeof(r->recommended), rec_mb * 1024);
+	format_kb(r->recommended, sizeof(r->recommended), a.recommended_mb * 1024);
 	r->restart = false;
-	r->confidence = ((double) n_wal / (n_wal + n_timed)) *
-		clamp01(n_wal / 4.0);
-	ev_num(r, "wal_checkpoints", n_wal);
-	ev_num(r, "timed_checkpoints", n_timed);
-	ev_num(r, "window_s", WP_ADVICE_CKPT_WINDOW_S);
-	ev_num(r, "trigger_distance_bytes", trigger);
-	ev_num(r, "mean_distance_bytes", dist_sum / n_wal);
-	ev_num(r, "wal_bytes_per_s", rate);
-	ev_num(r, "checkpoint_timeout_s", CheckPointTimeout);
-	ev_num(r, "seconds_between_checkpoints", secs_sum / Max(1, n_pairs));
-	ev_str(r, "rule", "max_wal_size = wal_bytes_per_s x checkpoint_timeout x (1 + checkpoint_completion_target) x 1.1, at least twice the current; pg_wal may grow to about this size");
-	ev_str(r, "confidence_rule", "wal / (wal + timed checkpoints) x min(1, wal checkpoints / 4)");
+	r->confidence = a.confidence;
+	wp_advice_max_wal_size_evidence(&a, &r->evidence);
+	/* walpilot.tune_max_wal_size: the worker applies this very row */
+	wp_ev_bool(&r->evidence, "walpilot_applies_it",
+			   wp_mode == WP_MODE_TUNE && wp_tune_max_wal_size &&
+			   wp_server_setting_owner(WP_SS_MAX_WAL_SIZE, NULL, 0, NULL, 0) !=
+			   WP_SS_OWNER_DBA);
+	wp_ev_str(&r->evidence, "rule", "max_wal_size = wal_bytes_per_s x checkpoint_timeout x (1 + checkpoint_completion_target) x 1.1, at least twice the current; pg_wal may grow to about this size");
+	wp_ev_str(&r->evidence, "confidence_rule", "wal / (wal + timed checkpoints) x min(1, wal checkpoints / 4)");
 }
 
 /*---- checkpoint_completion_target and checkpoint_timeout ----*/
@@ -327,7 +324,7 @@ advise_max_wal_size(List **rows, AdvCheckpoint *ck, int nck)
  * during which durable commits stalled (stall_seconds > 0).
  */
 static void
-advise_completion_target(List **rows, AdvCheckpoint *ck, int nck)
+advise_completion_target(List **rows, WpAdviceCheckpoint *ck, int nck)
 {
 	int			n = 0,
 				stalled = 0,
@@ -359,12 +356,12 @@ advise_completion_target(List **rows, AdvCheckpoint *ck, int nck)
 	snprintf(r->current, sizeof(r->current), "%g", CheckPointCompletionTarget);
 	strlcpy(r->recommended, "0.9", sizeof(r->recommended));
 	r->confidence = ((double) stalled / n) * clamp01(stalled / 3.0);
-	ev_num(r, "checkpoints", n);
-	ev_num(r, "checkpoints_with_stalls", stalled);
-	ev_num(r, "stall_seconds", stall_s);
-	ev_num(r, "mean_sync_ms_of_stalled", sync_ms / stalled);
-	ev_str(r, "rule", "commits stalled during checkpoints whose writes were packed into the first checkpoint_completion_target of the interval; 0.9 spreads them (the server default)");
-	ev_str(r, "confidence_rule", "stalled / checkpoints x min(1, stalled / 3)");
+	wp_ev_num(&r->evidence, "checkpoints", n);
+	wp_ev_num(&r->evidence, "checkpoints_with_stalls", stalled);
+	wp_ev_num(&r->evidence, "stall_seconds", stall_s);
+	wp_ev_num(&r->evidence, "mean_sync_ms_of_stalled", sync_ms / stalled);
+	wp_ev_str(&r->evidence, "rule", "commits stalled during checkpoints whose writes were packed into the first checkpoint_completion_target of the interval; 0.9 spreads them (the server default)");
+	wp_ev_str(&r->evidence, "confidence_rule", "stalled / checkpoints x min(1, stalled / 3)");
 }
 
 /*
@@ -376,7 +373,7 @@ advise_completion_target(List **rows, AdvCheckpoint *ck, int nck)
  * the WAL bytes over the timeline window.
  */
 static void
-advise_checkpoint_timeout(List **rows, AdvCheckpoint *ck, int nck,
+advise_checkpoint_timeout(List **rows, WpAdviceCheckpoint *ck, int nck,
 						  const WpSecond *tl, int ntl)
 {
 	int			n_timed = 0,
@@ -419,15 +416,15 @@ advise_checkpoint_timeout(List **rows, AdvCheckpoint *ck, int nck,
 	snprintf(r->current, sizeof(r->current), "%ds", CheckPointTimeout);
 	snprintf(r->recommended, sizeof(r->recommended), "%ds", rec_s);
 	r->confidence = clamp01((share - 0.5) / 0.3) * clamp01(n_timed / 4.0);
-	ev_num(r, "checkpoint_timeout_s", CheckPointTimeout);
-	ev_num(r, "timed_checkpoints", n_timed);
-	ev_num(r, "wal_checkpoints", n_wal);
-	ev_num(r, "fpi_share_of_wal_bytes", share);
-	ev_num(r, "wal_bytes_per_s", rate);
-	ev_num(r, "max_wal_size_needed_mb",
+	wp_ev_num(&r->evidence, "checkpoint_timeout_s", CheckPointTimeout);
+	wp_ev_num(&r->evidence, "timed_checkpoints", n_timed);
+	wp_ev_num(&r->evidence, "wal_checkpoints", n_wal);
+	wp_ev_num(&r->evidence, "fpi_share_of_wal_bytes", share);
+	wp_ev_num(&r->evidence, "wal_bytes_per_s", rate);
+	wp_ev_num(&r->evidence, "max_wal_size_needed_mb",
 		   rate * rec_s * (1.0 + CheckPointCompletionTarget) * 1.1 / (1024.0 * 1024.0));
-	ev_str(r, "rule", "timed checkpoints and full-page images (counted as BLCKSZ each, an upper bound) at least half the WAL: double checkpoint_timeout, at most 30 min; max_wal_size must then hold max_wal_size_needed_mb; crash recovery gets longer");
-	ev_str(r, "confidence_rule", "min(1, (fpi share - 0.5) / 0.3) x min(1, timed checkpoints / 4)");
+	wp_ev_str(&r->evidence, "rule", "timed checkpoints and full-page images (counted as BLCKSZ each, an upper bound) at least half the WAL: double checkpoint_timeout, at most 30 min; max_wal_size must then hold max_wal_size_needed_mb; crash recovery gets longer");
+	wp_ev_str(&r->evidence, "confidence_rule", "min(1, (fpi share - 0.5) / 0.3) x min(1, timed checkpoints / 4)");
 }
 
 /*---- wal_buffers ----*/
@@ -495,16 +492,16 @@ advise_wal_buffers(List **rows, const WpSecond *tl, int ntl)
 	r->restart = true;
 	r->confidence = clamp01(share / 0.2) * clamp01(full / 4096.0) *
 		(wait_share >= 0.02 ? 1.0 : 0.5);
-	ev_num(r, "seconds", secs);
-	ev_num(r, "seconds_with_buffers_full", secs_full);
-	ev_num(r, "wal_buffers_full_per_s", full / secs);
-	ev_num(r, "share_of_wal_pages_written_by_full_buffers", share);
-	ev_num(r, "wal_bytes_per_s", bytes / secs);
-	ev_num(r, "wal_bytes_peak_second", peak);
-	ev_num(r, "walwrite_waiters_share_of_active", wait_share);
-	ev_num(r, "durable_commits_per_s", commits / secs);
-	ev_str(r, "rule", "wal_buffers_full at least 2 % of the WAL pages, and 256 pages or more: the next power of two holding the busiest second's WAL for 2 x wal_writer_delay, at least double the current");
-	ev_str(r, "confidence_rule", "min(1, full share / 0.2) x min(1, full pages / 4096), halved when WALWrite waits are under 2 % of active time");
+	wp_ev_num(&r->evidence, "seconds", secs);
+	wp_ev_num(&r->evidence, "seconds_with_buffers_full", secs_full);
+	wp_ev_num(&r->evidence, "wal_buffers_full_per_s", full / secs);
+	wp_ev_num(&r->evidence, "share_of_wal_pages_written_by_full_buffers", share);
+	wp_ev_num(&r->evidence, "wal_bytes_per_s", bytes / secs);
+	wp_ev_num(&r->evidence, "wal_bytes_peak_second", peak);
+	wp_ev_num(&r->evidence, "walwrite_waiters_share_of_active", wait_share);
+	wp_ev_num(&r->evidence, "durable_commits_per_s", commits / secs);
+	wp_ev_str(&r->evidence, "rule", "wal_buffers_full at least 2 % of the WAL pages, and 256 pages or more: the next power of two holding the busiest second's WAL for 2 x wal_writer_delay, at least double the current");
+	wp_ev_str(&r->evidence, "confidence_rule", "min(1, full share / 0.2) x min(1, full pages / 4096), halved when WALWrite waits are under 2 % of active time");
 }
 
 /*---- wal_sync_method ----*/
@@ -573,20 +570,20 @@ advise_sync_method(List **rows, const AdvProbe *pr, int npr)
 								Min(c1->samples, c2->samples)) / 20.0) *
 		(b1->p99_us < c1->p50_us && b2->p99_us < c2->p50_us ? 1.0 : 0.5) *
 		(c1->age_s > 86400 ? 0.5 : 1.0);
-	ev_num(r, "probe_age_s", c1->age_s);
+	wp_ev_num(&r->evidence, "probe_age_s", c1->age_s);
 	for (i = 0; i < npr; i++)
 	{
 		snprintf(key, sizeof(key), "%s_%dw_p50_us", pr[i].method, pr[i].writes);
-		ev_num(r, key, pr[i].p50_us);
+		wp_ev_num(&r->evidence, key, pr[i].p50_us);
 	}
-	ev_num(r, "current_1w_p50_us", c1->p50_us);
-	ev_num(r, "current_2w_p50_us", c2->p50_us);
-	ev_num(r, "recommended_1w_p50_us", b1->p50_us);
-	ev_num(r, "recommended_2w_p50_us", b2->p50_us);
-	ev_num(r, "current_1w_p99_us", c1->p99_us);
-	ev_num(r, "recommended_1w_p99_us", b1->p99_us);
-	ev_str(r, "rule", "the method with the lowest p50 at 1 and 2 writes per sync, at least 20 % faster than the configured one at both, among those the probe could run here");
-	ev_str(r, "confidence_rule", "min(1, fewest samples / 20), halved unless its p99 is below the configured p50 at both write counts, halved for a probe older than a day");
+	wp_ev_num(&r->evidence, "current_1w_p50_us", c1->p50_us);
+	wp_ev_num(&r->evidence, "current_2w_p50_us", c2->p50_us);
+	wp_ev_num(&r->evidence, "recommended_1w_p50_us", b1->p50_us);
+	wp_ev_num(&r->evidence, "recommended_2w_p50_us", b2->p50_us);
+	wp_ev_num(&r->evidence, "current_1w_p99_us", c1->p99_us);
+	wp_ev_num(&r->evidence, "recommended_1w_p99_us", b1->p99_us);
+	wp_ev_str(&r->evidence, "rule", "the method with the lowest p50 at 1 and 2 writes per sync, at least 20 % faster than the configured one at both, among those the probe could run here");
+	wp_ev_str(&r->evidence, "confidence_rule", "min(1, fewest samples / 20), halved unless its p99 is below the configured p50 at both write counts, halved for a probe older than a day");
 }
 
 /*---- commit_delay / commit_siblings ----*/
@@ -667,19 +664,19 @@ advise_commit_delay(List **rows, const WpSecond *tl, int ntl,
 		snprintf(r->current, sizeof(r->current), "%d", CommitDelay);
 		snprintf(r->recommended, sizeof(r->recommended), "%d", delay_us);
 		r->confidence = 0.5 * probe_factor * (double) bound / secs;
-		ev_num(r, "flush_us", flush_us);
-		ev_str(r, "flush_source", source);
-		ev_num(r, "probe_p50_us", probe ? probe->p50_us : NAN);
-		ev_num(r, "flush_bound_seconds", bound);
-		ev_num(r, "seconds", secs);
-		ev_num(r, "commits_per_s", commits / bound);
-		ev_num(r, "commits_per_flush", flushes > 0 ? commits / flushes : NAN);
-		ev_num(r, "active_backends", active / bound);
-		ev_num(r, "group_size", group);
-		ev_num(r, "pilot_gather_cap_us", gather_cap);
-		ev_str(r, "pilot_first_candidate", "gather mode (commit_delay cap = min(commit_delay_max, flush) / 2, commit_siblings 0), which needs walpilot.mode = 'tune'");
-		ev_str(r, "rule", "flush-bound by the pilot's engage test in at least 5 of the last 60 s: commit_delay = min(walpilot.commit_delay_max, flush / 4), the pilot's first static candidate; not verified by a trial here");
-		ev_str(r, "confidence_rule", "0.5 x flush-bound seconds / seconds (0.5: a trial, which only tune mode runs, would decide), halved again without a probe of the configured wal_sync_method (none when the probe finds it under 400 us)");
+		wp_ev_num(&r->evidence, "flush_us", flush_us);
+		wp_ev_str(&r->evidence, "flush_source", source);
+		wp_ev_num(&r->evidence, "probe_p50_us", probe ? probe->p50_us : NAN);
+		wp_ev_num(&r->evidence, "flush_bound_seconds", bound);
+		wp_ev_num(&r->evidence, "seconds", secs);
+		wp_ev_num(&r->evidence, "commits_per_s", commits / bound);
+		wp_ev_num(&r->evidence, "commits_per_flush", flushes > 0 ? commits / flushes : NAN);
+		wp_ev_num(&r->evidence, "active_backends", active / bound);
+		wp_ev_num(&r->evidence, "group_size", group);
+		wp_ev_num(&r->evidence, "pilot_gather_cap_us", gather_cap);
+		wp_ev_str(&r->evidence, "pilot_first_candidate", "gather mode (commit_delay cap = min(commit_delay_max, flush) / 2, commit_siblings 0), which needs walpilot.mode = 'tune'");
+		wp_ev_str(&r->evidence, "rule", "flush-bound by the pilot's engage test in at least 5 of the last 60 s: commit_delay = min(walpilot.commit_delay_max, flush / 4), the pilot's first static candidate; not verified by a trial here");
+		wp_ev_str(&r->evidence, "confidence_rule", "0.5 x flush-bound seconds / seconds (0.5: a trial, which only tune mode runs, would decide), halved again without a probe of the configured wal_sync_method (none when the probe finds it under 400 us)");
 	}
 	if (CommitSiblings != 1)
 	{
@@ -687,11 +684,66 @@ advise_commit_delay(List **rows, const WpSecond *tl, int ntl,
 		snprintf(r->current, sizeof(r->current), "%d", CommitSiblings);
 		strlcpy(r->recommended, "1", sizeof(r->recommended));
 		r->confidence = 0.5 * probe_factor * (double) bound / secs;
-		ev_num(r, "flush_bound_seconds", bound);
-		ev_num(r, "group_size", group);
-		ev_str(r, "rule", "with the commit_delay above: sleep whenever one other transaction is open (the pilot's static candidates use 1)");
-		ev_str(r, "confidence_rule", "as for commit_delay");
+		wp_ev_num(&r->evidence, "flush_bound_seconds", bound);
+		wp_ev_num(&r->evidence, "group_size", group);
+		wp_ev_str(&r->evidence, "rule", "with the commit_delay above: sleep whenever one other transaction is open (the pilot's static candidates use 1)");
+		wp_ev_str(&r->evidence, "confidence_rule", "as for commit_delay");
 	}
+}
+
+/*---- the WAL writer under asynchronous commits ----*/
+
+/* the seconds of the window, summed, as both WAL writer rules read them */
+typedef struct AdvAsyncLoad
+{
+	int			seconds;
+	double		async;			/* asynchronous commits */
+	double		durable;
+	double		other_syncs_per_s;	/* syncs no durable commit led */
+	double		syncs;
+	double		wal_bytes;
+	double		sync_time_us;
+	double		wal_write_lock_sum;
+	double		active_sum;
+} AdvAsyncLoad;
+
+/*
+ * async_load
+ *		Sum the window; false unless it is an asynchronous-commit load (at
+ *		least 10 s, 20 asynchronous commits/s, twice as many as durable
+ *		ones) whose syncs walpilot can tell from the commits'.
+ */
+static bool
+async_load(const WpSecond *tl, int ntl, AdvAsyncLoad *a)
+{
+	double		led = 0;
+	int			i;
+
+	memset(a, 0, sizeof(*a));
+#if !WP_HAVE_LEADER_DETECTION
+	return false;				/* no way to tell the commits' syncs apart */
+#endif
+	if (!enableFsync || RecoveryInProgress())
+		return false;
+	for (i = 0; i < ntl; i++)
+	{
+		if (tl[i].samples == 0)
+			continue;
+		a->seconds++;
+		a->async += (double) tl[i].async_commits;
+		a->durable += (double) tl[i].commits;
+		a->syncs += (double) tl[i].wal_syncs;
+		led += (double) tl[i].commit_flushes;
+		a->wal_bytes += (double) tl[i].wal_bytes;
+		a->sync_time_us += (double) tl[i].wal_sync_time_us;
+		a->wal_write_lock_sum += (double) tl[i].wal_write_lock_sum;
+		a->active_sum += (double) tl[i].active_sum;
+	}
+	if (a->seconds < 10 || a->async / a->seconds < WP_ADVICE_MIN_COMMITS ||
+		a->async < 2 * a->durable)
+		return false;
+	a->other_syncs_per_s = Max(0.0, a->syncs - led) / a->seconds;
+	return true;
 }
 
 /*---- wal_writer_flush_after ----*/
@@ -709,39 +761,24 @@ advise_commit_delay(List **rows, const WpSecond *tl, int ntl,
 static void
 advise_wal_writer(List **rows, const WpSecond *tl, int ntl)
 {
-	double		async = 0,
-				durable = 0,
-				syncs = 0,
-				led = 0,
-				bytes = 0;
-	int			secs = 0,
-				i;
-	double		other_syncs,
+	AdvAsyncLoad a;
+	int			secs;
+	double		async,
+				durable,
+				bytes,
+				other_syncs,
 				per_cycle,
 				cur_kb = (double) WalWriterFlushAfter * XLOG_BLCKSZ / 1024.0;
 	int64		rec_kb;
 	AdvRow	   *r;
 
-#if !WP_HAVE_LEADER_DETECTION
-	return;						/* no way to tell the commits' syncs apart */
-#endif
-	if (!enableFsync || RecoveryInProgress() || WalWriterFlushAfter == 0)
+	if (WalWriterFlushAfter == 0 || !async_load(tl, ntl, &a))
 		return;
-	for (i = 0; i < ntl; i++)
-	{
-		if (tl[i].samples == 0)
-			continue;
-		secs++;
-		async += (double) tl[i].async_commits;
-		durable += (double) tl[i].commits;
-		syncs += (double) tl[i].wal_syncs;
-		led += (double) tl[i].commit_flushes;
-		bytes += (double) tl[i].wal_bytes;
-	}
-	if (secs < 10 || async / secs < WP_ADVICE_MIN_COMMITS ||
-		async < 2 * durable)
-		return;
-	other_syncs = Max(0.0, syncs - led) / secs;
+	secs = a.seconds;
+	async = a.async;
+	durable = a.durable;
+	bytes = a.wal_bytes;
+	other_syncs = a.other_syncs_per_s;
 	per_cycle = 1000.0 / WalWriterDelay;
 	if (other_syncs < 2.0 * per_cycle)
 		return;
@@ -755,15 +792,94 @@ advise_wal_writer(List **rows, const WpSecond *tl, int ntl)
 	format_kb(r->recommended, sizeof(r->recommended), rec_kb);
 	r->confidence = clamp01(async / (async + durable)) *
 		clamp01(other_syncs / (4.0 * per_cycle)) * clamp01(secs / 60.0);
-	ev_num(r, "seconds", secs);
-	ev_num(r, "async_commits_per_s", async / secs);
-	ev_num(r, "durable_commits_per_s", durable / secs);
-	ev_num(r, "syncs_not_led_by_commits_per_s", other_syncs);
-	ev_num(r, "wal_writer_cycles_per_s", per_cycle);
-	ev_num(r, "wal_bytes_per_s", bytes / secs);
-	ev_str(r, "not_measured", "WAL writer wake-ups (only syncs are counted); so no wal_writer_delay advice");
-	ev_str(r, "rule", "most commits asynchronous and more than 2 syncs per wal_writer_delay not led by a durable commit: wal_writer_flush_after = the WAL of one wal_writer_delay (power of two, at most 64MB)");
-	ev_str(r, "confidence_rule", "async share x min(1, syncs / (4 per cycle)) x min(1, seconds / 60)");
+	wp_ev_num(&r->evidence, "seconds", secs);
+	wp_ev_num(&r->evidence, "async_commits_per_s", async / secs);
+	wp_ev_num(&r->evidence, "durable_commits_per_s", durable / secs);
+	wp_ev_num(&r->evidence, "syncs_not_led_by_commits_per_s", other_syncs);
+	wp_ev_num(&r->evidence, "wal_writer_cycles_per_s", per_cycle);
+	wp_ev_num(&r->evidence, "wal_bytes_per_s", bytes / secs);
+	wp_ev_str(&r->evidence, "not_measured", "WAL writer wake-ups that write nothing (only writes and syncs are counted)");
+	wp_ev_str(&r->evidence, "rule", "most commits asynchronous and more than 2 syncs per wal_writer_delay not led by a durable commit: wal_writer_flush_after = the WAL of one wal_writer_delay (power of two, at most 64MB)");
+	wp_ev_str(&r->evidence, "confidence_rule", "async share x min(1, syncs / (4 per cycle)) x min(1, seconds / 60)");
+}
+
+/*---- wal_writer_delay ----*/
+
+/*
+ * With asynchronous commits the WAL writer flushes the WAL once per
+ * wal_writer_delay (when wal_writer_flush_after is not reached sooner),
+ * holding WALWriteLock through the sync.  A short wal_writer_delay on a
+ * slow device keeps it syncing much of the time; backends that must write
+ * WAL themselves (full buffers, durable commits) wait on that lock.
+ * Evidence: most commits asynchronous, about one sync per cycle not led
+ * by a durable commit (so the delay, not wal_writer_flush_after, times
+ * them), and those syncs taking at least a quarter of the time, by their
+ * own measured duration (pg_stat_wal with track_wal_io_timing) or the
+ * flush estimate.  Recommended: the delay at which they take a tenth,
+ * at most 200 ms (the server default: a longer one widens the window of
+ * asynchronous commits a crash loses, which is the DBA's call).
+ */
+static void
+advise_wal_writer_delay(List **rows, const WpSecond *tl, int ntl)
+{
+	AdvAsyncLoad a;
+	int			secs;
+	double		async,
+				durable,
+				other_syncs,
+				per_cycle,
+				sync_us,
+				busy,
+				lock_share;
+	char		source[48];
+	int			rec_ms;
+	AdvRow	   *r;
+
+	if (WalWriterDelay >= 200 || !async_load(tl, ntl, &a) || a.syncs <= 0)
+		return;
+	secs = a.seconds;
+	async = a.async;
+	durable = a.durable;
+	other_syncs = a.other_syncs_per_s;
+	per_cycle = 1000.0 / WalWriterDelay;
+	/* more than two per cycle: wal_writer_flush_after times them */
+	if (other_syncs < 0.25 * per_cycle || other_syncs > 2.0 * per_cycle)
+		return;
+	if (track_wal_io_timing && a.sync_time_us > 0)
+	{
+		sync_us = a.sync_time_us / a.syncs;
+		strlcpy(source, "pg_stat_wal (track_wal_io_timing)", sizeof(source));
+	}
+	else if (!wp_probe_flush_estimate_us(&sync_us, source, sizeof(source)))
+		return;
+	busy = other_syncs * sync_us / 1e6;
+	if (busy < 0.25)
+		return;
+	/* the delay at which the syncs take a tenth of the time */
+	rec_ms = (int) ceil(sync_us * 10.0 / 1000.0 / 10.0) * 10;
+	rec_ms = Max(rec_ms, 2 * WalWriterDelay);
+	rec_ms = Min(rec_ms, 200);
+	if (rec_ms <= WalWriterDelay)
+		return;
+	lock_share = a.active_sum > 0 ? a.wal_write_lock_sum / a.active_sum : 0;
+
+	r = new_row(rows, "wal_writer_delay");
+	snprintf(r->current, sizeof(r->current), "%dms", WalWriterDelay);
+	snprintf(r->recommended, sizeof(r->recommended), "%dms", rec_ms);
+	r->confidence = clamp01(async / (async + durable)) * clamp01(busy / 0.5) *
+		clamp01(secs / 60.0) * (lock_share >= 0.02 ? 1.0 : 0.5);
+	wp_ev_num(&r->evidence, "seconds", secs);
+	wp_ev_num(&r->evidence, "async_commits_per_s", async / secs);
+	wp_ev_num(&r->evidence, "durable_commits_per_s", durable / secs);
+	wp_ev_num(&r->evidence, "syncs_not_led_by_commits_per_s", other_syncs);
+	wp_ev_num(&r->evidence, "wal_writer_cycles_per_s", per_cycle);
+	wp_ev_num(&r->evidence, "sync_us", sync_us);
+	wp_ev_str(&r->evidence, "sync_us_source", source);
+	wp_ev_num(&r->evidence, "share_of_time_syncing", busy);
+	wp_ev_num(&r->evidence, "walwrite_lock_waiters_share_of_active", lock_share);
+	wp_ev_str(&r->evidence, "not_measured", "WAL writer wake-ups that write nothing (an asynchronous commit wakes it per filled WAL page, whatever wal_writer_delay is)");
+	wp_ev_str(&r->evidence, "rule", "most commits asynchronous, about one sync per wal_writer_delay not led by a durable commit, and those syncs at least 25 % of the time: the delay at which they take 10 %, at least double, at most 200ms (a longer delay widens what a crash loses)");
+	wp_ev_str(&r->evidence, "confidence_rule", "async share x min(1, share of time syncing / 0.5) x min(1, seconds / 60), halved when WALWrite lock waits are under 2 % of active time");
 }
 
 /*---- the SQL function ----*/
@@ -811,7 +927,7 @@ Datum
 walpilot_recommendations_data(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	AdvCheckpoint *ck;
+	WpAdviceCheckpoint *ck;
 	AdvProbe   *pr;
 	WpSecond   *tl;
 	int			nck,
@@ -822,7 +938,7 @@ walpilot_recommendations_data(PG_FUNCTION_ARGS)
 
 	wp_require_shared_state();
 
-	ck = palloc0(sizeof(AdvCheckpoint) * WP_ADVICE_MAX_CKPTS);
+	ck = palloc0(sizeof(WpAdviceCheckpoint) * WP_ADVICE_MAX_CKPTS);
 	pr = palloc0(sizeof(AdvProbe) * WP_ADVICE_MAX_PROBE);
 	tl = palloc(sizeof(WpSecond) * WP_ADVICE_WINDOW_S);
 	ntl = wp_timeline_last(WP_ADVICE_WINDOW_S, tl);
@@ -839,6 +955,7 @@ walpilot_recommendations_data(PG_FUNCTION_ARGS)
 		advise_sync_method(&rows, pr, npr);
 		advise_commit_delay(&rows, tl, ntl, pr, npr);
 		advise_wal_writer(&rows, tl, ntl);
+		advise_wal_writer_delay(&rows, tl, ntl);
 	}
 
 	wp_init_materialized_srf(fcinfo);
@@ -847,16 +964,14 @@ walpilot_recommendations_data(PG_FUNCTION_ARGS)
 		AdvRow	   *r = lfirst(lc);
 		Datum		values[WP_ADVICE_COLS];
 		bool		nulls[WP_ADVICE_COLS];
-		char	   *json;
 
 		memset(nulls, 0, sizeof(nulls));
-		json = psprintf("{%s}", r->evidence.data);
 		values[0] = CStringGetTextDatum(r->setting);
 		values[1] = CStringGetTextDatum(r->current);
 		values[2] = CStringGetTextDatum(r->recommended);
 		values[3] = BoolGetDatum(r->restart);
 		values[4] = Float8GetDatum(round(r->confidence * 100.0) / 100.0);
-		values[5] = DirectFunctionCall1(jsonb_in, CStringGetDatum(json));
+		values[5] = JsonbPGetDatum(wp_ev_end_jsonb(&r->evidence));
 		values[6] = CStringGetTextDatum(apply_sql_for(r));
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}

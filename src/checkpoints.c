@@ -712,6 +712,8 @@ wp_checkpoint_next_done(uint64 after_seq, WpCheckpointSummary *out)
 			out->finished_at = c->finished_at;
 			strlcpy(out->reason, c->reason, sizeof(out->reason));
 			out->flush_after_kb = c->flush_after_kb;
+			out->wal_bytes = c->prev_redo != InvalidXLogRecPtr &&
+				c->redo >= c->prev_redo ? (int64) (c->redo - c->prev_redo) : -1;
 			out->buffers_written = c->buffers_written;
 			out->write_ms = c->write_ms;
 			out->have_window = c->have_window;

@@ -49,11 +49,11 @@
 #include "miscadmin.h"
 #include "storage/shmem.h"
 #include "utils/builtins.h"
-#include "utils/jsonb.h"
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
 #include "compat.h"
+#include "evidence.h"
 #include "pilot.h"
 
 PG_FUNCTION_INFO_V1(walpilot_pilots_data);
@@ -199,70 +199,7 @@ wp_pilot_shmem_init(void)
 	}
 }
 
-/*---- evidence: JSON objects built by the server's jsonb code ----*/
-
-typedef struct WpEvidence
-{
-	JsonbParseState *state;
-} WpEvidence;
-
-static void
-ev_begin(WpEvidence *e)
-{
-	e->state = NULL;
-	(void) pushJsonbValue(&e->state, WJB_BEGIN_OBJECT, NULL);
-}
-
-static void
-ev_key(WpEvidence *e, const char *key)
-{
-	JsonbValue	k;
-
-	k.type = jbvString;
-	k.val.string.val = (char *) key;
-	k.val.string.len = strlen(key);
-	(void) pushJsonbValue(&e->state, WJB_KEY, &k);
-}
-
-static void
-ev_num(WpEvidence *e, const char *key, double x)
-{
-	JsonbValue	v;
-
-	ev_key(e, key);
-	if (isfinite(x))
-	{
-		v.type = jbvNumeric;
-		v.val.numeric = DatumGetNumeric(DirectFunctionCall1(float8_numeric,
-															Float8GetDatum(rint(x * 1000.0) / 1000.0)));
-	}
-	else
-		v.type = jbvNull;
-	(void) pushJsonbValue(&e->state, WJB_VALUE, &v);
-}
-
-static void
-ev_str(WpEvidence *e, const char *key, const char *s)
-{
-	JsonbValue	v;
-
-	ev_key(e, key);
-	v.type = jbvString;
-	v.val.string.val = (char *) s;
-	v.val.string.len = strlen(s);
-	(void) pushJsonbValue(&e->state, WJB_VALUE, &v);
-}
-
-static void
-ev_bool(WpEvidence *e, const char *key, bool b)
-{
-	JsonbValue	v;
-
-	ev_key(e, key);
-	v.type = jbvBool;
-	v.val.boolean = b;
-	(void) pushJsonbValue(&e->state, WJB_VALUE, &v);
-}
+/*---- evidence ----*/
 
 static void
 ev_load(WpEvidence *e, const WpPilotLoad *load)
@@ -270,16 +207,7 @@ ev_load(WpEvidence *e, const WpPilotLoad *load)
 	int			i;
 
 	for (i = 0; i < load->nvalues && i < (int) lengthof(load->names); i++)
-		ev_num(e, load->names[i], load->values[i]);
-}
-
-/* the object as text (palloc'd, in the worker's tick context) */
-static char *
-ev_end(WpEvidence *e)
-{
-	JsonbValue *res = pushJsonbValue(&e->state, WJB_END_OBJECT, NULL);
-
-	return JsonbToCString(NULL, &JsonbValueToJsonb(res)->root, 0);
+		wp_ev_num(e, load->names[i], load->values[i]);
 }
 
 /*---- helpers ----*/
@@ -561,11 +489,11 @@ start_trial(WpPilotRun *r, const WpPilotValue *cand, WpTrialKind kind,
 	r->have_last_current = false;
 	r->waiting = false;
 
-	ev_begin(&e);
+	wp_ev_begin(&e);
 	ev_load(&e, &r->load);
-	ev_num(&e, "pairs", cfg.pairs);
+	wp_ev_num(&e, "pairs", cfg.pairs);
 	if (r->configured_p99_us > 0)
-		ev_num(&e, "p99_us_configured", r->configured_p99_us);
+		wp_ev_num(&e, "p99_us_configured", r->configured_p99_us);
 
 	/*
 	 * The row: what is in force -> what is tried.  Against a held choice
@@ -588,7 +516,7 @@ start_trial(WpPilotRun *r, const WpPilotValue *cand, WpTrialKind kind,
 				 in_force, other, kind == WP_TK_RECHECK ? "" : ", first");
 	}
 	r->trial_decision = wp_decision_log(r->def->name, in_force, other, reason,
-										ev_end(&e));
+										wp_ev_end(&e));
 	ereport(LOG,
 			(errmsg("walpilot trial on %s starts: %s", r->def->name, reason)));
 	r->trials_in_search++;
@@ -1104,15 +1032,15 @@ pilot_window(WpPilotRun *r, const WpPilotWindow *w, TimestampTz now)
 				{
 					WpEvidence	e;
 
-					ev_begin(&e);
+					wp_ev_begin(&e);
 					ev_load(&e, &load);
-					ev_str(&e, "probe", why);
-					ev_bool(&e, "probe_measured", measured);
+					wp_ev_str(&e, "probe", why);
+					wp_ev_bool(&e, "probe_measured", measured);
 					snprintf(what, sizeof(what), "%s (%s)",
 							 measured ? "flush fast per probe" :
 							 "the confirming probe could not measure the flush",
 							 why);
-					hold_off(r, 0, what, ev_end(&e));
+					hold_off(r, 0, what, wp_ev_end(&e));
 					format_time(hold_end(r), t, sizeof(t));
 					snprintf(r->reason, sizeof(r->reason),
 							 "held off until %s: %s", t, what);

@@ -190,8 +190,9 @@ fl_withdraw(void)
 	if (wp_shared == NULL ||
 		pg_atomic_read_u32(&wp_shared->worker_pid) != (uint32) MyProcPid)
 		return;
-	wp_server_settings_revert_all("walpilot withdrew its checkpoint_flush_after value");
-	applied_kb = -1;
+	/* only its own setting: max_wal_size may be another pilot's */
+	if (wp_server_setting_revert(WP_FLUSH_SETTING))
+		applied_kb = -1;
 }
 
 static void

@@ -45,7 +45,11 @@
  * alone if the DBA's ALTER SYSTEM replaced walpilot's line, and does not
  * manage that setting again: the release is recorded durably in
  * pg_walpilot/released (write, fsync, rename) and holds across restarts,
- * until the DBA removes that file (or its line) and reloads.
+ * until the DBA removes that file (or its line) and reloads.  One exception:
+ * max_wal_size, which the DBA hands over with walpilot.tune_max_wal_size,
+ * may be set over the DBA's postgresql.conf value (never over a line of
+ * theirs in postgresql.auto.conf or the command line); changing or removing
+ * that postgresql.conf value afterwards takes it back.
  *
  * Nothing here may throw in the worker: failures are WARNINGs, a decision
  * row, and a false return; the file is never left half-written (the
@@ -102,11 +106,21 @@ static const char *const server_setting_names[WP_NUM_SERVER_SETTINGS] = {
 	"max_wal_size"
 };
 
+/*
+ * Settings walpilot may set over a value of the DBA's postgresql.conf:
+ * max_wal_size, which the DBA hands over by walpilot.tune_max_wal_size.
+ * walpilot only raises it (the DBA's value is the floor, and in force
+ * again when walpilot's line goes); a DBA who changes the postgresql.conf
+ * value afterwards, or sets it any other way, takes it back.
+ */
+static const bool over_dba_file[WP_NUM_SERVER_SETTINGS] = {false, false, true};
+
 /* Published for SQL (walpilot.settings); protected by wp_shared->lock. */
 typedef struct WpServerSettingState
 {
 	WpServerOwner owner;
 	char		value[WP_SS_VALUE_LEN]; /* walpilot's value in force */
+	char		dba_value[WP_SS_VALUE_LEN]; /* in force before walpilot's */
 	char		note[96];		/* why the DBA owns it, when they do */
 	bool		released;		/* the DBA took it back: hands off */
 } WpServerSettingState;
@@ -114,6 +128,7 @@ typedef struct WpServerSettingState
 typedef struct WpServerSettingsShared
 {
 	pg_atomic_uint32 revert_requested;
+	pg_atomic_uint64 revert_generation; /* revert requests ever made */
 	WpServerSettingState s[WP_NUM_SERVER_SETTINGS];
 } WpServerSettingsShared;
 
@@ -154,6 +169,7 @@ wp_server_settings_shmem_init(void)
 	{
 		memset(ss, 0, sizeof(WpServerSettingsShared));
 		pg_atomic_init_u32(&ss->revert_requested, 0);
+		pg_atomic_init_u64(&ss->revert_generation, 0);
 	}
 }
 
@@ -611,7 +627,7 @@ find_guc(const char *name)
  *		An unreadable postgresql.conf counts as "yes": hands off.
  */
 static bool
-dba_sets(int k, char *where, size_t wlen)
+dba_sets(int k, char *where, size_t wlen, char *file_value)
 {
 	struct config_generic *g = find_guc(server_setting_names[k]);
 	ConfigVariable *head = NULL,
@@ -644,11 +660,58 @@ dba_sets(int k, char *where, size_t wlen)
 		{
 			snprintf(where, wlen, "set in %s line %d",
 					 item->filename ? item->filename : "?", item->sourceline);
+			if (file_value)
+				strlcpy(file_value, item->value ? item->value : "",
+						WP_SS_VALUE_LEN);
 			found = true;
 		}
 	}
 	FreeConfigVariables(head);
 	return found;
+}
+
+/* what rec.dba_had says of a DBA's postgresql.conf value */
+static void
+file_value_note(const char *file_value, char *buf, size_t len)
+{
+	snprintf(buf, len, "file(%s)", file_value);
+}
+
+/*
+ * dba_holds
+ *		Does the DBA hold setting k, so walpilot must keep off?  As
+ *		dba_sets, except that for a setting walpilot may set over the DBA's
+ *		postgresql.conf value (over_dba_file), that value holds it only
+ *		once it differs from what it was when walpilot first wrote.
+ */
+static bool
+dba_holds(int k, char *where, size_t wlen)
+{
+	char		file_value[WP_SS_VALUE_LEN];
+	char		note[64];
+	struct config_generic *g;
+
+	file_value[0] = '\0';
+	if (!dba_sets(k, where, wlen, file_value))
+	{
+		/* the DBA removed the line walpilot raised from */
+		if (over_dba_file[k] && rec.written[k] &&
+			strncmp(rec.dba_had[k], "file(", 5) == 0)
+		{
+			snprintf(where, wlen, "removed from the configuration file");
+			return true;
+		}
+		return false;
+	}
+	if (!over_dba_file[k])
+		return true;
+	g = find_guc(server_setting_names[k]);
+	if (g == NULL || g->source > PGC_S_FILE || file_value[0] == '\0')
+		return true;			/* command line, unreadable file, ... */
+	if (!rec.written[k])
+		return false;
+	file_value_note(file_value, note, sizeof(note));
+	return strcmp(note, rec.dba_had[k]) != 0;
 }
 
 /*---- reload ----*/
@@ -844,6 +907,7 @@ wp_server_setting_apply(const char *name, const char *value, char *err,
 	const char *p;
 	WpServerRecord saved;
 	bool		released;
+	char		file_value[WP_SS_VALUE_LEN];
 
 	if (k < 0)
 	{
@@ -872,7 +936,7 @@ wp_server_setting_apply(const char *name, const char *value, char *err,
 		apply_failed(name, value, "the server refuses the value", err, errlen);
 		return false;
 	}
-	if (dba_sets(k, where, sizeof(where)))
+	if (dba_holds(k, where, sizeof(where)))
 	{
 		publish(k, WP_SS_OWNER_DBA, "", where, false);
 		apply_failed(name, value, where, err, errlen);
@@ -885,6 +949,10 @@ wp_server_setting_apply(const char *name, const char *value, char *err,
 		apply_failed(name, value, "could not create pg_walpilot", err, errlen);
 		return false;
 	}
+	/* the DBA's postgresql.conf value walpilot raises from, if any */
+	file_value[0] = '\0';
+	if (over_dba_file[k] && !rec.written[k])
+		(void) dba_sets(k, where, sizeof(where), file_value);
 
 	initStringInfo(&cur);
 	initStringInfo(&out);
@@ -924,11 +992,24 @@ wp_server_setting_apply(const char *name, const char *value, char *err,
 	}
 	if (!rec.written[k])
 	{
-		struct config_generic *g = find_guc(name);
+		if (file_value[0] != '\0')
+			file_value_note(file_value, rec.dba_had[k], sizeof(rec.dba_had[k]));
+		else
+		{
+			struct config_generic *g = find_guc(name);
 
-		snprintf(rec.dba_had[k], sizeof(rec.dba_had[k]), "not-set(%s)",
-				 g ? GucSource_Names[g->source] : "?");
+			snprintf(rec.dba_had[k], sizeof(rec.dba_had[k]), "not-set(%s)",
+					 g ? GucSource_Names[g->source] : "?");
+		}
 		rec.value_prev[k][0] = '\0';
+		{
+			/* what was in force before walpilot's line, for walpilot.settings */
+			char	   *before = GetConfigOptionByName(name, NULL, false);
+
+			LWLockAcquire(wp_shared->lock, LW_EXCLUSIVE);
+			strlcpy(ss->s[k].dba_value, before, WP_SS_VALUE_LEN);
+			LWLockRelease(wp_shared->lock);
+		}
 	}
 	else
 		strlcpy(rec.value_prev[k], rec.value_last[k], WP_SS_VALUE_LEN);
@@ -998,7 +1079,7 @@ wp_server_setting_available(const char *name, char *why, size_t whylen)
 		(void) wp_server_setting_owner(k, NULL, 0, why, whylen);
 		return false;
 	}
-	if (dba_sets(k, where, sizeof(where)))
+	if (dba_holds(k, where, sizeof(where)))
 	{
 		publish(k, WP_SS_OWNER_DBA, "", where, false);
 		strlcpy(why, where, whylen);
@@ -1180,10 +1261,13 @@ wp_server_settings_after_reload(void)
 	for (k = 0; k < WP_NUM_SERVER_SETTINGS; k++)
 	{
 		char		where[MAXPGPATH + 32];
+		char		walpilot_value[WP_SS_VALUE_LEN];
 		bool		drop[WP_NUM_SERVER_SETTINGS] = {0};
 
 		if (!rec.written[k])
 			continue;
+		/* the revert below clears the record's value */
+		strlcpy(walpilot_value, rec.value_last[k], sizeof(walpilot_value));
 		if (!our_line[k])
 		{
 			/* ALTER SYSTEM SET or RESET by the DBA replaced walpilot's line */
@@ -1194,7 +1278,7 @@ wp_server_settings_after_reload(void)
 			(void) record_store(WARNING);
 			LWLockRelease(AutoFileLock);
 		}
-		else if (dba_sets(k, where, sizeof(where)))
+		else if (dba_holds(k, where, sizeof(where)))
 		{
 			drop[k] = true;
 			(void) revert_some(drop, "the DBA set it in the configuration",
@@ -1204,7 +1288,7 @@ wp_server_settings_after_reload(void)
 			continue;
 		publish(k, WP_SS_OWNER_DBA, "", where, true);
 		released_store();
-		(void) wp_decision_log(server_setting_names[k], rec.value_last[k],
+		(void) wp_decision_log(server_setting_names[k], walpilot_value,
 							   dba_line[k] ? dba_value[k] : "(DBA's)",
 							   psprintf("the DBA took the setting back (%s); "
 										"walpilot no longer manages it", where),
@@ -1221,7 +1305,21 @@ void
 wp_server_settings_request_revert(void)
 {
 	if (ss != NULL)
+	{
+		pg_atomic_fetch_add_u64(&ss->revert_generation, 1);
 		pg_atomic_write_u32(&ss->revert_requested, 1);
+	}
+}
+
+/*
+ * wp_server_settings_revert_generation
+ *		How many reverts were requested so far: a pilot that sees it move
+ *		knows the DBA asked for its settings back, whoever carried it out.
+ */
+uint64
+wp_server_settings_revert_generation(void)
+{
+	return ss != NULL ? pg_atomic_read_u64(&ss->revert_generation) : 0;
 }
 
 /*
@@ -1290,8 +1388,18 @@ wp_server_settings_install_exit_hook(void)
 
 /*---- walpilot.settings rows ----*/
 
-/* the server settings walpilot.settings lists: those a pilot may manage */
-static const bool listed[WP_NUM_SERVER_SETTINGS] = {true, false, false};
+/*
+ * the server settings walpilot.settings lists: those a pilot may manage
+ * (max_wal_size while walpilot.tune_max_wal_size is on or walpilot has it)
+ */
+static bool
+listed(int k)
+{
+	if (k == WP_SS_MAX_WAL_SIZE)
+		return wp_tune_max_wal_size ||
+			wp_server_setting_owner(k, NULL, 0, NULL, 0) != WP_SS_OWNER_DEFAULT;
+	return k == WP_SS_CHECKPOINT_FLUSH_AFTER;
+}
 
 /*
  * format_kb
@@ -1353,10 +1461,14 @@ wp_server_settings_rows(ReturnSetInfo *rsinfo)
 		struct config_generic *g;
 		WpServerOwner owner;
 		const char *by;
+		char		dba_value[WP_SS_VALUE_LEN];
 
-		if (!listed[k] || (g = find_guc(server_setting_names[k])) == NULL)
+		if (!listed(k) || (g = find_guc(server_setting_names[k])) == NULL)
 			continue;
 		owner = wp_server_setting_owner(k, NULL, 0, NULL, 0);
+		LWLockAcquire(wp_shared->lock, LW_SHARED);
+		strlcpy(dba_value, ss->s[k].dba_value, sizeof(dba_value));
+		LWLockRelease(wp_shared->lock);
 		if (owner == WP_SS_OWNER_WALPILOT)
 			by = "walpilot";
 		else if (owner == WP_SS_OWNER_DBA || g->source > PGC_S_DYNAMIC_DEFAULT)
@@ -1365,10 +1477,11 @@ wp_server_settings_rows(ReturnSetInfo *rsinfo)
 			by = "default";
 		memset(nulls, 0, sizeof(nulls));
 		values[0] = CStringGetTextDatum(server_setting_names[k]);
-		values[1] = CStringGetTextDatum(owner == WP_SS_OWNER_WALPILOT ?
-										boot_value_string(g) :
+		values[1] = CStringGetTextDatum(owner != WP_SS_OWNER_WALPILOT ?
 										GetConfigOptionByName(server_setting_names[k],
-															  NULL, false));
+															  NULL, false) :
+										dba_value[0] ? pstrdup(dba_value) :
+										boot_value_string(g));
 		values[2] = CStringGetTextDatum(GetConfigOptionByName(server_setting_names[k],
 															  NULL, false));
 		values[3] = CStringGetTextDatum(GucSource_Names[g->source]);

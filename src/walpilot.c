@@ -188,6 +188,24 @@ define_gucs(void)
 							PGC_SIGHUP,
 							GUC_UNIT_KB,
 							NULL, NULL, NULL);
+	DefineCustomBoolVariable("walpilot.tune_max_wal_size",
+							 gettext_noop("Lets walpilot raise max_wal_size itself in tune mode, as walpilot.recommendations advises."),
+							 gettext_noop("Only when checkpoints are triggered by WAL volume, never above walpilot.max_wal_size_max "
+										  "or half the free space of pg_wal's file system; walpilot.revert() puts it back."),
+							 &wp_tune_max_wal_size,
+							 false,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
+	DefineCustomIntVariable("walpilot.max_wal_size_max",
+							gettext_noop("Largest max_wal_size walpilot may set."),
+							NULL,
+							&wp_max_wal_size_max_mb,
+							16384,
+							2, INT_MAX / 1024,
+							PGC_SIGHUP,
+							GUC_UNIT_MB,
+							NULL, NULL, NULL);
 	MarkGUCPrefixReserved("walpilot");
 }
 

@@ -194,6 +194,7 @@ extern void wp_server_settings_worker_start(void);
 extern void wp_server_settings_after_reload(void);
 extern void wp_server_settings_request_revert(void);
 extern bool wp_server_settings_revert_pending(void);
+extern uint64 wp_server_settings_revert_generation(void);
 struct ReturnSetInfo;
 extern void wp_server_settings_rows(struct ReturnSetInfo *rsinfo);
 extern WpServerOwner wp_server_setting_owner(WpServerSetting k, char *value,
@@ -204,6 +205,13 @@ extern WpServerOwner wp_server_setting_owner(WpServerSetting k, char *value,
 extern bool wp_tune_checkpoint_flush;
 extern int	wp_checkpoint_flush_min_kb;
 extern int	wp_checkpoint_flush_max_kb;
+
+/*---- pilot_wal_size.c: max_wal_size applied from its recommendation ----*/
+extern bool wp_tune_max_wal_size;
+extern int	wp_max_wal_size_max_mb;
+
+extern void wp_wal_size_pilot_tick(TimestampTz now);
+extern void wp_wal_size_pilot_stop(const char *why);
 
 /*---- pilot.c: the generic pilot controller (pilot.h has its table) ----*/
 extern bool wp_pilot_trial_running(void);
@@ -237,6 +245,7 @@ typedef struct WpCheckpointSummary
 	TimestampTz finished_at;
 	char		reason[20];
 	int32		flush_after_kb; /* in force when it started */
+	int64		wal_bytes;		/* redo distance from the previous; -1 unknown */
 	int64		buffers_written;	/* -1 unknown */
 	double		write_ms;		/* < 0 unknown */
 	bool		have_window;

@@ -90,6 +90,7 @@ worker_detach(int code, Datum arg)
 {
 	LWLockReleaseAll();
 	wp_pilot_stop("walpilot worker exiting");
+	wp_wal_size_pilot_stop("walpilot worker exiting");
 	pg_atomic_write_u32(&wp_shared->worker_pid, 0);
 	LWLockAcquire(wp_shared->lock, LW_EXCLUSIVE);
 	wp_shared->worker_started_at = 0;
@@ -167,6 +168,7 @@ worker_tick(TimestampTz now)
 	if (!standby)
 	{
 		wp_pilot_tick(now);
+		wp_wal_size_pilot_tick(now);
 	}
 }
 
