@@ -28,8 +28,8 @@
  *   floor walpilot raises from, and in force again when walpilot's line
  *   goes.  A DBA who sets it after walpilot did (ALTER SYSTEM, a changed
  *   postgresql.conf line, the command line) takes it back: walpilot does
- *   not touch it again until the server restarts (walpilot.settings shows
- *   managed_by = 'dba').
+ *   not touch it again, across restarts too (settings_server.c records
+ *   the release; walpilot.settings shows managed_by = 'dba').
  *
  * After walpilot.revert() or DROP EXTENSION the pilot waits
  * walpilot.tune_interval before it raises again.
