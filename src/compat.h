@@ -54,6 +54,15 @@ wp_max_procs(void)
 	return MaxBackends + NUM_AUXILIARY_PROCS;
 }
 
+/*
+ * From 16 on PGXS builds extensions with -fvisibility=hidden: a function
+ * outside the fmgr interface is then invisible to dlsym().  The few that
+ * other loaded code looks up at run time (the TAP tests' probe modules
+ * call walpilot's delivery and publish steps through dlsym) are declared
+ * with this; up to 15 every global symbol is visible anyway.
+ */
+#define WP_VISIBLE				PGDLLEXPORT
+
 /* Materialized set-returning function setup: 15.x has both names. */
 #define wp_init_materialized_srf(fcinfo) InitMaterializedSRF((fcinfo), 0)
 
