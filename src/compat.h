@@ -148,9 +148,12 @@ extern int	wp_wal_sync_bit(int method);
  */
 #define WP_HAVE_LEADER_DETECTION 1
 #if PG_VERSION_NUM < 180000
+#define WP_PENDING_WAL_ONE_COUNTER	0
 #define wp_pending_wal_syncs()		((uint64) PendingWalStats.wal_sync)
 #define wp_pending_wal_writes()		((uint64) PendingWalStats.wal_write)
 #else
+/* one counter for both: read it once (a system call each time) */
+#define WP_PENDING_WAL_ONE_COUNTER	1
 #include <sys/resource.h>
 static inline uint64
 wp_thread_blocks_written(void)
