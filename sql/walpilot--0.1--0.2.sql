@@ -120,8 +120,9 @@ BEGIN
                        100 * seconds / nullif(sum(seconds) OVER (), 0) AS pct
                   FROM walpilot.wait_profile
                  WHERE backend_type = 'client backend' AND pct_of_active IS NOT NULL) w
-         WHERE e IN ('IO:WALSync', 'IO:WALWrite', 'LWLock:WALWrite', 'LWLock:WALInsert',
-                     'Timeout:CommitDelay', 'CPU') AND pct >= 0.05;
+         WHERE e IN ('IO:WALSync', 'IO:WALWrite', 'IO:WalSync', 'IO:WalWrite', -- 17 renamed them
+                     'LWLock:WALWrite', 'LWLock:WALInsert', 'Timeout:CommitDelay', 'CPU')
+           AND pct >= 0.05;
         out := out || format('  client backends'' active time since reset (sampled): %s',
             coalesce(line, 'nothing sampled'));
     END IF;

@@ -228,7 +228,8 @@ wp_commit_timing_pre_commit(WpCommitContext *ctx)
 		}
 #if WP_HAVE_LEADER_DETECTION
 		pending_syncs = wp_pending_wal_syncs();
-		pending_writes = wp_pending_wal_writes();
+		pending_writes = WP_PENDING_WAL_ONE_COUNTER ? pending_syncs :
+			wp_pending_wal_writes();
 #endif
 	}
 }

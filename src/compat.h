@@ -54,6 +54,15 @@ wp_max_procs(void)
 	return MaxBackends + NUM_AUXILIARY_PROCS;
 }
 
+/*
+ * From 16 on PGXS builds extensions with -fvisibility=hidden: a function
+ * outside the fmgr interface is then invisible to dlsym().  The few that
+ * other loaded code looks up at run time (the TAP tests' probe modules
+ * call walpilot's delivery and publish steps through dlsym) are declared
+ * with this; up to 15 every global symbol is visible anyway.
+ */
+#define WP_VISIBLE				PGDLLEXPORT
+
 /* Materialized set-returning function setup: 15.x has both names. */
 #define wp_init_materialized_srf(fcinfo) InitMaterializedSRF((fcinfo), 0)
 
@@ -139,9 +148,12 @@ extern int	wp_wal_sync_bit(int method);
  */
 #define WP_HAVE_LEADER_DETECTION 1
 #if PG_VERSION_NUM < 180000
+#define WP_PENDING_WAL_ONE_COUNTER	0
 #define wp_pending_wal_syncs()		((uint64) PendingWalStats.wal_sync)
 #define wp_pending_wal_writes()		((uint64) PendingWalStats.wal_write)
 #else
+/* one counter for both: read it once (a system call each time) */
+#define WP_PENDING_WAL_ONE_COUNTER	1
 #include <sys/resource.h>
 static inline uint64
 wp_thread_blocks_written(void)

@@ -1151,7 +1151,8 @@ update_estimate(TimestampTz now)
 			snprintf(note, WP_NOTE_LEN,
 					 "%llu samples in IO:%s per %lld flushes over %ld s",
 					 (unsigned long long) window_walsync_samples,
-					 open_method ? "WALWrite" : "WALSync",
+					 pgstat_get_wait_event(open_method ? WAIT_EVENT_WAL_WRITE :
+										   WAIT_EVENT_WAL_SYNC),
 					 (long long) dflush,
 					 (long) ((now - window_start) / USECS_PER_SEC));
 			publish_estimate((double) window_sample_us / dflush,

@@ -128,7 +128,8 @@ static uint64 local_dropped = 0;
 static int64 cur_second = -1;	/* second being accumulated */
 static uint64 cur_generation = 0;
 static WpSecond cur;
-static TimestampTz last_tick = 0;
+/* previous tick on the monotonic clock: a wall-clock step misses no tick */
+static int64 last_tick_mono_us = 0;
 
 static bool wal_primed = false;
 static WpWalCounters prev_wal;
@@ -707,24 +708,29 @@ wp_sampler_tick(TimestampTz now)
 	int64		second = now / USECS_PER_SEC;
 	int64		interval_us = (int64) wp_sample_interval_ms * 1000;
 	uint64		gen;
+	instr_time	mono;
+	int64		mono_us;
 
 	if (sampler == NULL || wp_mode == WP_MODE_OFF)
 	{
-		last_tick = 0;
+		last_tick_mono_us = 0;
 		return;
 	}
 	if (!initialized)
 		sampler_init();
 
 	/* a tick later than twice the interval means ticks were missed */
-	if (last_tick != 0 && now - last_tick >= 2 * interval_us)
+	INSTR_TIME_SET_CURRENT(mono);
+	mono_us = (int64) INSTR_TIME_GET_MICROSEC(mono);
+	if (last_tick_mono_us != 0 &&
+		mono_us - last_tick_mono_us >= 2 * interval_us)
 	{
-		int64		missed = (now - last_tick) / interval_us - 1;
+		int64		missed = (mono_us - last_tick_mono_us) / interval_us - 1;
 
 		pg_atomic_fetch_add_u64(&sampler->missed_ticks, (uint64) missed);
 		cur.missed_ticks += (int32) Min(missed, PG_INT32_MAX);
 	}
-	last_tick = now;
+	last_tick_mono_us = mono_us;
 
 	if (second != cur_second)
 	{

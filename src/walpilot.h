@@ -100,7 +100,7 @@ extern const char *wp_settings_knob_name(WpKnob knob);
 extern int	wp_settings_boot_value(WpKnob knob);
 extern int	wp_settings_current(WpKnob knob);
 extern GucSource wp_settings_source(WpKnob knob);
-extern void wp_settings_publish(bool managed, const int32 *targets);
+extern WP_VISIBLE void wp_settings_publish(bool managed, const int32 *targets);
 extern bool wp_settings_target(bool *managed, int32 *targets,
 							   uint32 *generation);
 extern bool wp_settings_apply_in_backend(void);
@@ -109,14 +109,16 @@ extern void wp_settings_session_view(WpKnob knob, int *effective,
 									 const char **owner);
 extern const char *wp_settings_pinned_by(void);
 extern void wp_settings_extension_dropped(const char *database);
-extern bool wp_settings_last_drop(TimestampTz *at, char *database,
-								  size_t len);
+extern WP_VISIBLE bool wp_settings_last_drop(TimestampTz *at,
+											 char *database, size_t len);
 extern void wp_settings_note_configured(void);
 extern bool wp_settings_delay_managed(void);
 extern int	wp_settings_configured(WpKnob knob, bool *pinned);
-extern uint64 wp_decision_log(const char *setting, const char *old_value,
-							  const char *new_value, const char *reason,
-							  const char *evidence);
+extern WP_VISIBLE uint64 wp_decision_log(const char *setting,
+										 const char *old_value,
+										 const char *new_value,
+										 const char *reason,
+										 const char *evidence);
 extern void wp_decision_set_outcome(uint64 id, const char *outcome);
 extern int	wp_decisions_copy(WpDecision **out);
 
@@ -147,8 +149,10 @@ extern void wp_gather_end(const WpCommitContext *ctx);
 extern void wp_gather_set_enabled(bool on);
 extern uint32 wp_gather_group(void);
 extern void wp_gather_update_group(double commit_p50_us);
-extern void wp_gather_wake_backend(int slot, int pid, uint64 arrival_us);
-extern void wp_gather_wakeup_counts(uint64 *sent, uint64 *misdirected);
+extern WP_VISIBLE void wp_gather_wake_backend(int slot, int pid,
+											  uint64 arrival_us);
+extern WP_VISIBLE void wp_gather_wakeup_counts(uint64 *sent,
+											   uint64 *misdirected);
 
 /*---- pilot_commit_delay.c: the pilot's controller ----*/
 extern bool wp_tune_commit_delay;

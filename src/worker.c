@@ -16,6 +16,11 @@
  * wp_worker_standby() tells whoever reports the pilot's state.
  * After a promotion the pilot starts with the next tick.
  *
+ * The cadence is kept on the monotonic clock (instr_time): a step of the
+ * wall clock, back by an hour say, must neither stop the ticks until the
+ * clock catches up nor look like thousands of missed ticks.  The ticks
+ * themselves still get the wall-clock time, for the timeline's seconds.
+ *
  * SIGTERM (server shutdown or pg_terminate_backend) ends the loop; the
  * worker then exits with status 1 so that an administrator's terminate is
  * followed by a restart after bgw_restart_time, as for any error exit.
@@ -32,6 +37,7 @@
 #include "access/xlog.h"
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "portability/instr_time.h"
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
 #include "storage/ipc.h"
@@ -172,6 +178,16 @@ worker_tick(TimestampTz now)
 	}
 }
 
+/* The monotonic clock, in microseconds. */
+static int64
+monotonic_us(void)
+{
+	instr_time	t;
+
+	INSTR_TIME_SET_CURRENT(t);
+	return (int64) INSTR_TIME_GET_MICROSEC(t);
+}
+
 /*
  * walpilot_worker_main
  *		Entry point of the walpilot worker.
@@ -179,7 +195,7 @@ worker_tick(TimestampTz now)
 void
 walpilot_worker_main(Datum main_arg)
 {
-	TimestampTz next_tick;
+	int64		next_tick;		/* monotonic us */
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
@@ -215,10 +231,10 @@ walpilot_worker_main(Datum main_arg)
 	on_standby = wp_worker_standby();
 	note_recovery_state(on_standby, true);
 
-	next_tick = GetCurrentTimestamp();
+	next_tick = monotonic_us();
 	while (!ShutdownRequestPending)
 	{
-		TimestampTz now;
+		int64		mono;
 		long		sleep_ms;
 
 		CHECK_FOR_INTERRUPTS();
@@ -231,22 +247,22 @@ walpilot_worker_main(Datum main_arg)
 			wp_server_settings_after_reload();
 		}
 
-		now = GetCurrentTimestamp();
-		if (now >= next_tick)
+		mono = monotonic_us();
+		if (mono >= next_tick)
 		{
 			MemoryContext old = MemoryContextSwitchTo(tick_context);
 
-			worker_tick(now);
+			worker_tick(GetCurrentTimestamp());
 			MemoryContextSwitchTo(old);
 			MemoryContextReset(tick_context);
 
 			/* Keep the cadence; after a long stall, restart it from now. */
-			next_tick += (TimestampTz) wp_sample_interval_ms * 1000;
-			if (next_tick <= now)
-				next_tick = now + (TimestampTz) wp_sample_interval_ms * 1000;
+			next_tick += (int64) wp_sample_interval_ms * 1000;
+			if (next_tick <= mono)
+				next_tick = mono + (int64) wp_sample_interval_ms * 1000;
 		}
 
-		sleep_ms = (long) ((next_tick - GetCurrentTimestamp() + 999) / 1000);
+		sleep_ms = (long) ((next_tick - monotonic_us() + 999) / 1000);
 		if (sleep_ms > 0)
 		{
 			(void) WaitLatch(MyLatch,

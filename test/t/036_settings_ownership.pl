@@ -95,15 +95,19 @@ is($node->safe_psql('postgres', $view, extra_params => [ '-U', 'sib' ]),
 # nor keeps the session from applying at its next commit.
 #
 $node->safe_psql('postgres', 'SELECT publish_probe(true, 1500, 0)');
+# force_parallel_mode is debug_parallel_query from 16 on
+my $force_parallel = $node->safe_psql('postgres', q{
+SELECT CASE WHEN current_setting('server_version_num')::int >= 160000
+            THEN 'debug_parallel_query' ELSE 'force_parallel_mode' END});
 my ($ret, $out, $err) = $node->psql('postgres', qq{
-SET force_parallel_mode = on;
+SET $force_parallel = on;
 SET max_parallel_workers = 0;
 SET parallel_setup_cost = 0;
 BEGIN;
 SELECT publish_probe(true, 2000, 0) \\g /dev/null
 SELECT count(*) FROM walpilot.settings WHERE name LIKE 'commit%';
 COMMIT;
-RESET force_parallel_mode;
+RESET $force_parallel;
 $in_force});
 is($out, "2\n2000|0", 'after reading walpilot.settings in parallel mode the next commit applies');
 unlike($err, qr/cannot be set during a parallel operation/,

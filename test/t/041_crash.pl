@@ -59,8 +59,9 @@ $load->finish;
 ok($node->poll_query_until('postgres',
 		'SELECT worker_pid IS NOT NULL AND ticks > 0 FROM walpilot.status'),
 	'after the crash restart the worker runs');
+# 18 names the process by its type: "client backend", not "server process"
 like(slurp_file($node->logfile, $log_offset),
-	qr/server process \(PID $victim\) was terminated by signal 9.*all server processes terminated; reinitializing/s,
+	qr/(?:server process|client backend) \(PID $victim\) was terminated by signal 9.*all server processes terminated; reinitializing/s,
 	'the postmaster crash-restarted');
 no_trial_value_left('after SIGKILL during gather');
 

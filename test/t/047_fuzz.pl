@@ -172,7 +172,7 @@ is(join(',', grep { /^(XX|58|53|08)/ } sort keys %sqlstates), '',
 	'no internal, system, resource or connection error among the SQLSTATEs');
 is($node->safe_psql('postgres', 'SELECT pg_postmaster_start_time()'), $pm_start,
 	'the server never restarted');
-unlike(slurp_file($node->logfile), qr/PANIC|was terminated by signal|TRAP:|server process .* exited with exit code [^0]/,
+unlike(slurp_file($node->logfile), qr/PANIC|was terminated by signal|TRAP:|(?:server process|client backend) .* exited with exit code [^0]/,
 	'no crash in the log');
 is($node->safe_psql('postgres', 'SELECT worker_starts FROM walpilot.status'), '1',
 	'the worker never died');

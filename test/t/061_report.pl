@@ -81,7 +81,8 @@ like($busy, qr/commit latency +p50 \d+ us, p99 \d+ us/, 'busy: latency p50 and p
 like($busy, qr/WAL flush +\d+ us \(from \w+\)/, 'busy: the flush time and its source');
 like($busy, qr/commits per flush +[\d.]+/, 'busy: commits per flush');
 like($busy, qr/flush-cycle limit +N\/F = /, 'busy: how far from the flush-cycle limit');
-like($busy, qr/client backends' active time since reset \(sampled\): .*IO:WALSync [\d.]+ %/,
+# the IO event is IO:WALSync up to 16, IO:WalSync from 17
+like($busy, qr/client backends' active time since reset \(sampled\): .*IO:W(?:AL|al)Sync [\d.]+ %/,
 	'busy: the share of time in each WAL wait');
 like($busy, qr/\d+ checkpoint\(s\) \(\d+ timed, \d+ by max_wal_size\)/, 'busy: the checkpoints');
 $load->finish;
