@@ -10,6 +10,9 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use IPC::Run;
+use FindBin;
+use lib $FindBin::Bin;
+use WalpilotTest;
 
 my ($shim) = glob("$ENV{WALPILOT_SRC}/test/emulator/*.so");
 my $shm = "walpilot-emu-rs046-$$";
@@ -129,15 +132,7 @@ SKIP:
 	my $auto_conf = $node->data_dir . '/postgresql.auto.conf';
 	my $auto_before = slurp_file($auto_conf);
 	$node->safe_psql('postgres', 'CREATE EXTENSION walpilot; CREATE TABLE t (v int)');
-	my $script = $node->basedir . '/insert.sql';
-	open my $fh, '>', $script or die;
-	print $fh "INSERT INTO t VALUES (1);\n";
-	close $fh;
-	my ($out, $err) = ('', '');
-	my $load = IPC::Run::start(
-		[ 'pgbench', '-n', '-f', $script, '-c', 8, '-j', 2, '-T', 120,
-		  '-h', $node->host, '-p', $node->port, 'postgres' ],
-		'>', \$out, '2>', \$err);
+	my $load = start_insert_load($node, 8, 120);
 	my $in_trial = q{SELECT pilot_state IN ('trial', 're-check') FROM walpilot.status};
 	my $show = "SELECT 1 \\g /dev/null\nSELECT current_setting('commit_delay') || '/' || current_setting('commit_siblings')";
 
