@@ -60,7 +60,7 @@ wp_free_port()
 	echo 54329
 }
 
-log() { printf '\n== %s\n' "$*"; }
+log() { printf '\n== %s  [%s]\n' "$*" "$(date -u +%H:%M:%S)"; }
 
 wp_install_deps()
 {
