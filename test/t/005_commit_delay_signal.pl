@@ -2,6 +2,7 @@
 # mode's wake-up depends on it, and pg_usleep is implemented differently
 # across versions (select() up to 16, nanosleep() from 17): both must return
 # on a signal rather than sleep the rest of the delay.
+# walpilot-test: alone (it times commits against a sleep)
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;

@@ -1,6 +1,7 @@
 # Instruments under pgbench: durable commits counted equal pgbench's count,
 # one timeline row per second, WAL waits under writes and not under
 # select-only, and agreement with pg_wait_sampling on the WAL events.
+# walpilot-test: alone (it compares sample counts with pg_wait_sampling under load)
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;

@@ -3,6 +3,7 @@
 # revert(), mode = off and DROP EXTENSION put the configured value back; a
 # restart starts from the DBA's configuration; on fast storage it does
 # nothing.
+# walpilot-test: alone (its fast-storage case compares flush times with a threshold)
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;

@@ -2,6 +2,7 @@
 # choice in force, already takes nearly every committer into each flush: a
 # fixed sleep cannot put more into a flush than everyone, so trying one
 # only costs throughput while the trial runs.
+# walpilot-test: alone (its trial compares commits per flush)
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;

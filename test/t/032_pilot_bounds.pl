@@ -1,6 +1,7 @@
 # The commit_delay pilot's bounds: walpilot.commit_delay_max caps every
 # delay it sets (0: none at all), and no periodic storage probe runs
 # during a trial (it would stall a window and load the device).
+# walpilot-test: alone (its trials compare throughput)
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;

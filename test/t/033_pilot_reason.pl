@@ -3,6 +3,7 @@
 # hold-off after revert() (by whom, until when; also a decision row and a
 # LOG line), a pinned commit_delay, fsync = off -- and the 0.1 status
 # declaration still works.
+# walpilot-test: alone (it checks the flush-bound detection's numbers)
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;

@@ -2,6 +2,7 @@
 # row; every trial ends with an outcome, also one interrupted by revert()
 # or the worker's exit; after the load goes and comes back the pilot tunes
 # again at once, not after walpilot.tune_interval.
+# walpilot-test: alone (its trials compare throughput)
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;

@@ -8,6 +8,7 @@
 # running (no shutdown checkpoint, no crash restart), the backend finishes
 # its transaction, and each misdirected wake-up a backend receives is
 # counted.
+# walpilot-test: alone (it times the gather wake-up)
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;

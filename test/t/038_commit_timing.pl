@@ -4,6 +4,7 @@
 # timed; a plain insert is not.  Two-phase commit (PREPARE TRANSACTION,
 # COMMIT PREPARED) flushes inside its statement and is not timed, as
 # documented.
+# walpilot-test: alone (it times commits)
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;

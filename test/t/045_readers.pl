@@ -2,6 +2,7 @@
 # walpilot.reset(), while a gather trial runs under a flush-bound load.
 # Every single call must come back within a generous bound, and the load
 # and the worker must go on meanwhile.
+# walpilot-test: alone (every reader call has a time bound)
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;

@@ -5,6 +5,7 @@
 # method) and "roomy" (ample sizes, every method as fast as the others;
 # real_sync=0, so that the real disk of a busy shared machine cannot make
 # its flushes slow), under the same loads.
+# walpilot-test: alone (its fast-disk server must measure a fast disk)
 use strict;
 use warnings;
 use IPC::Run;

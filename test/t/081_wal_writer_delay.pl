@@ -2,6 +2,7 @@
 # wal_writer_delay on an emulated slow disk (8 ms per flush) keeps the WAL
 # writer syncing most of the time -- advice; the same delay on an emulated
 # fast disk (0.2 ms) costs little -- none; the default 200 ms -- none.
+# walpilot-test: alone (its fast-disk server must measure a fast disk)
 use strict;
 use warnings;
 use FindBin;
