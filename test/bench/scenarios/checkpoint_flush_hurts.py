@@ -108,7 +108,7 @@ def _rng(vals, nd=1):
 
 def analyze(ctx, rows, summ):
     out = ["\n## checkpoint-flush-hurts: median [min-max] over repetitions",
-           f"  {'profile':<36} {'config':<18} {'tps':>22} {'late %':>20} {'data MB':>20} {'absorbed MB':>20} "
+           f"  {'profile':<36} {'config':<18} {'tps':>22} {'late %':>20} {'stall s %':>20} {'data MB':>20} {'absorbed MB':>20} "
            f"{'ckpt-written MB':>18} {'backend MB':>16} {'ckpts':>5}"]
     res = {}
     for s in summ:
@@ -117,9 +117,10 @@ def analyze(ctx, rows, summ):
         def v(k):
             return [float(r[k]) for r in rs if r.get(k) not in ("", None)]
         out.append(f"  {s['group']:<36} {s['config']:<18} {_rng(v('tps'), 0):>22} {_rng(v('late_pct'), 2):>20} "
-                   f"{_rng(v('data_mb')):>20} {_rng(v('absorbed_mb')):>20} {_rng(v('buf_ckpt_mb')):>18} "
+                   f"{_rng(v('stalled_sec_pct')):>20} {_rng(v('data_mb')):>20} {_rng(v('absorbed_mb')):>20} {_rng(v('buf_ckpt_mb')):>18} "
                    f"{_rng(v('buf_backend_mb')):>16} {median(v('checkpoints')):>5.0f}")
-        res[(s["group"], s["config"])] = (median(v("tps")), median(v("late_pct")), median(v("data_mb")))
+        res[(s["group"], s["config"])] = (median(v("tps")), median(v("late_pct")), median(v("data_mb")),
+                                          median(v("stalled_sec_pct")))
     out.append("\n## does flushing hurt? (flush_after=0 against each other value, medians)")
     for g in sorted({k[0] for k in res}):
         b = res.get((g, "flush_after=0"))
@@ -127,6 +128,6 @@ def analyze(ctx, rows, summ):
             x = res[(g, c)]
             if b:
                 out.append(f"  {g} {c}: tps {x[0]:.0f} vs {b[0]:.0f} ({x[0] / b[0] - 1:+.1%}), late {x[1]:.2f}% vs "
-                           f"{b[1]:.2f}%, data written {x[2]:.1f} vs {b[2]:.1f} MB ({x[2] / b[2] - 1:+.1%}) -> "
+                           f"{b[1]:.2f}%, stalled s {x[3]:.1f}% vs {b[3]:.1f}%, data written {x[2]:.1f} vs {b[2]:.1f} MB ({x[2] / b[2] - 1:+.1%}) -> "
                            + ("flushing hurts" if x[0] < b[0] and x[2] > b[2] else "flushing does not hurt here"))
     return "\n".join(out)
