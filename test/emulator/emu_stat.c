@@ -60,7 +60,7 @@ main(int argc, char **argv)
 	if (s->magic == EMU_MAGIC)
 	{
 		P(pages_dirtied); P(pages_redirtied); P(pages_untracked); P(pages_cleaned_sfr);
-		P(bytes_device_data); P(bytes_device_wal);
+		P(bytes_device_data); P(bytes_device_wal); P(pages_redirtied_wal);
 	}
 	printf("wal_flush_hist=");
 	for (i = 0; i < EMU_HIST; i++)

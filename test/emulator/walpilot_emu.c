@@ -641,7 +641,11 @@ pages_write(uint32_t slot, int64_t off, int64_t n)
 	if (nd)
 		atomic_fetch_add(&shm->pages_dirtied, nd);
 	if (nr)
+	{
 		atomic_fetch_add(&shm->pages_redirtied, nr);
+		if (shm->slots[slot].is_wal)
+			atomic_fetch_add(&shm->pages_redirtied_wal, nr);
+	}
 	if (nu)
 	{
 		atomic_fetch_add(&shm->pages_untracked, nu);

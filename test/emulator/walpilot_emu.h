@@ -85,6 +85,7 @@ struct emu_shared
 	_Atomic int64_t pages_cleaned_sfr;	/* cleaned by sync_file_range */
 	_Atomic int64_t bytes_device_data;	/* dirty bytes of non-WAL files sent to the device */
 	_Atomic int64_t bytes_device_wal;	/* same for pg_wal files */
+	_Atomic int64_t pages_redirtied_wal;	/* the part of pages_redirtied in pg_wal files */
 	_Atomic uint64_t pages[EMU_NPAGES];
 };
 

@@ -17,7 +17,7 @@ backend_flush_after are 0); checkpoint_timeout 30s, completion target 0.5
 
 Reported per configuration: tps, late % (-L), the data bytes the emulated
 device wrote (writeback of non-WAL files: fsync, sync_file_range, expiry) and
-the page cache's absorbed rewrites, each median [min-max] over repetitions.
+the page cache's absorbed rewrites of data pages, each median [min-max] over repetitions.
 --set tune=1 adds walpilot's checkpoint_flush_after pilot (its own cluster,
 learning across its repetitions).  --set rate=R throttles (-R); default
 unthrottled, with -L 100.
@@ -61,7 +61,7 @@ def build(opts):
         notes=f"# pgbench -M prepared -b simple-update -c 4 -j 2{' -R %g' % rate if rate else ''} -L {limit:g}, "
               f"scale {int(o.get('scale', 4))}, shared_buffers={o.get('shared_buffers', '32MB')}, checkpoint_timeout=30s, "
               f"completion_target={o.get('completion_target', '0.5')}; only checkpoint_flush_after varies\n"
-              "# data MB = non-WAL bytes the emulated device wrote back; absorbed = rewrites of pages "
+              "# data MB = non-WAL bytes the emulated device wrote back; absorbed = rewrites of data pages "
               "still dirty in the emulated page cache")
 
 
@@ -92,7 +92,8 @@ def _wrap_runs():
             row["data_mb"] = round(d["bytes_device_data"] / 1e6, 1)
             row["wal_mb"] = round(d["bytes_device_wal"] / 1e6, 1)
             row["data_sfr_mb"] = round(d["bytes_writeback_sfr"] / 1e6, 1)
-            row["absorbed_mb"] = round(d["pages_redirtied"] * 4096 / 1e6, 1)
+            # rewrites absorbed in data files (older emulators: all files, WAL included)
+            row["absorbed_mb"] = round((d["pages_redirtied"] - d.get("pages_redirtied_wal", 0)) * 4096 / 1e6, 1)
             row["dirtied_mb"] = round(d["pages_dirtied"] * 4096 / 1e6, 1)
             row["untracked_pages"] = d["pages_untracked"]
         if s0 and s1:
