@@ -56,7 +56,7 @@ def build(opts):
     _wrap_runs()
     return Scenario(
         name="checkpoint-flush-hurts", configs=configs, workloads=[wl], clients=[4],
-        reps=1 if opts.quick else 3, duration=int(o.get("duration", 40 if opts.quick else 70)), scale=int(o.get("scale", 4)),
+        reps=1 if opts.quick else 3, duration=int(o.get("duration", 60 if opts.quick else 75)), scale=int(o.get("scale", 4)),
         base_conf=base_conf, checkpoint_before_run=False, analyze=analyze,
         notes=f"# pgbench -M prepared -b simple-update -c 4 -j 2{' -R %g' % rate if rate else ''} -L {limit:g}, "
               f"scale {int(o.get('scale', 4))}, shared_buffers={o.get('shared_buffers', '32MB')}, checkpoint_timeout=30s, "
@@ -110,6 +110,10 @@ def _rng(vals, nd=1):
     return f"{median(vals):.{nd}f} [{min(vals):.{nd}f}-{max(vals):.{nd}f}]"
 
 
+def _rel(x, b):
+    return f"{x / b - 1:+.1%}" if b else "-"
+
+
 def analyze(ctx, rows, summ):
     out = ["\n## checkpoint-flush-hurts: median [min-max] over repetitions",
            f"  {'profile':<36} {'config':<18} {'tps':>22} {'late %':>20} {'stall s %':>20} {'data MB':>20} {'absorbed MB':>20} "
@@ -133,8 +137,8 @@ def analyze(ctx, rows, summ):
         for c in sorted(k[1] for k in res if k[0] == g and k[1] != "flush_after=0"):
             x = res[(g, c)]
             if b:
-                out.append(f"  {g} {c}: tps {x[0]:.0f} vs {b[0]:.0f} ({x[0] / b[0] - 1:+.1%}), late {x[1]:.2f}% vs "
-                           f"{b[1]:.2f}%, stalled s {x[3]:.1f}% vs {b[3]:.1f}%, data written {x[2]:.1f} vs {b[2]:.1f} MB ({x[2] / b[2] - 1:+.1%}) -> "
+                out.append(f"  {g} {c}: tps {x[0]:.0f} vs {b[0]:.0f} ({_rel(x[0], b[0])}), late {x[1]:.2f}% vs "
+                           f"{b[1]:.2f}%, stalled s {x[3]:.1f}% vs {b[3]:.1f}%, data written {x[2]:.1f} vs {b[2]:.1f} MB ({_rel(x[2], b[2])}) -> "
                            + ("flushing hurts" if (x[1] > b[1] if throttled else x[0] < b[0])
                               else "flushing does not hurt here"))
     return "\n".join(out)
