@@ -13,8 +13,10 @@
  *    Each device request reserves [max(now, busy_until), +cost) with a CAS;
  *    synchronous requests then sleep until the end of their slot, so they are
  *    served one at a time, in arrival order, without holding a lock.
- *  - Page cache: buffered writes to regular files add dirty bytes to a shared
- *    per-inode table.  fsync/fdatasync costs flush_us (+ jitter) plus
+ *  - Page cache: buffered writes to regular files dirty 4 kB pages, tracked
+ *    in a shared table with page identity (a page rewritten while dirty costs
+ *    nothing more; once written back, dirtying it costs again), and add the
+ *    newly dirtied bytes to a shared per-inode table.  fsync/fdatasync costs flush_us (+ jitter) plus
  *    dirty/bandwidth.  Writes through O_DSYNC/O_SYNC fds cost flush_us + len/bw
  *    each.  sync_file_range(SYNC_FILE_RANGE_WRITE) queues the writeback on the
  *    device without blocking the caller.  Dirty data older than expire_ms is
@@ -81,6 +83,7 @@ static int64_t cfg_expire_ns = 30LL * 1000000000;
 static int64_t cfg_wb_interval_ns = 5LL * 1000000000;
 static int64_t cfg_dirty_bg = 0;        /* bytes; 0 = off */
 static int cfg_real_sync = 1;
+static int cfg_page_identity = 1;	/* 0: count every write's bytes (no identity) */
 static int cfg_verbose = 0;
 static char cfg_shm[200];
 static double cfg_statvfs_free_mb = -1;	/* <0: report the real free space */
@@ -150,6 +153,7 @@ apply_kv(const char *k, const char *v)
 	else if (!strcmp(k, "wb_interval_ms")) cfg_wb_interval_ns = (int64_t) (x * 1e6);
 	else if (!strcmp(k, "dirty_bg_mb")) cfg_dirty_bg = (int64_t) (x * 1e6);
 	else if (!strcmp(k, "real_sync")) cfg_real_sync = (int) x;
+	else if (!strcmp(k, "page_identity")) cfg_page_identity = (int) x;
 	else if (!strcmp(k, "verbose")) cfg_verbose = (int) x;
 	else if (!strcmp(k, "statvfs_free_mb")) cfg_statvfs_free_mb = x;
 	else if (!strcmp(k, "shm")) snprintf(cfg_shm, sizeof(cfg_shm), "%s", v);
@@ -260,7 +264,7 @@ setup_shm(void)
 			int i;
 			for (i = 0; i < 1000 && atomic_load(&s->magic) == EMU_INITIALIZING; i++)
 				usleep(100);
-			if (atomic_load(&s->magic) != EMU_MAGIC && atomic_load(&s->magic) != EMU_MAGIC_V3)
+			if (atomic_load(&s->magic) != EMU_MAGIC)
 			{
 				emu_log("shared file %s has a foreign layout; storage emulation disabled", path);
 				munmap(p, sizeof(struct emu_shared));
@@ -360,13 +364,14 @@ slot_find(dev_t dev, ino_t ino)
 }
 
 static int64_t take_dirty(struct emu_slot *sl, int64_t max);
+static int64_t take_file(uint32_t slot);
 
 /* the kernel drops dirty pages of a deleted or truncated file */
 static void
 discard_dirty(int s)
 {
 	if (s >= 0)
-		atomic_fetch_add(&shm->bytes_discarded, take_dirty(&shm->slots[s], 0));
+		atomic_fetch_add(&shm->bytes_discarded, take_file((uint32_t) s));
 }
 
 static void
@@ -478,6 +483,237 @@ take_dirty(struct emu_slot *sl, int64_t max)
 	return t;
 }
 
+/* ---- page identity (layout in walpilot_emu.h) ---- */
+#define GEN_MASK ((1u << EMU_GEN_BITS) - 1)
+#define PAGE_LIMIT ((1ULL << EMU_PAGE_BITS) - 1)	/* page + 1 must fit */
+
+static inline uint64_t
+page_key(uint32_t slot, uint64_t page)
+{
+	return ((uint64_t) slot << EMU_PAGE_BITS) | (page + 1);
+}
+
+static inline uint32_t
+slot_gen(uint32_t slot)
+{
+	return atomic_load(&shm->slots[slot].gen) & GEN_MASK;
+}
+
+static inline uint64_t
+entry_key(uint64_t e)
+{
+	return e >> EMU_GEN_BITS;
+}
+
+static inline int
+entry_dirty(uint64_t e)
+{
+	uint32_t slot = (uint32_t) (e >> (EMU_GEN_BITS + EMU_PAGE_BITS));
+
+	return e != 0 && slot < EMU_NSLOTS && (uint32_t) (e & GEN_MASK) == slot_gen(slot);
+}
+
+static inline uint32_t
+page_hash(uint64_t key)
+{
+	return (uint32_t) ((key * 0x9e3779b97f4a7c15ULL) >> 40) & (EMU_NPAGES - 1);
+}
+
+/*
+ * Mark a page dirty.  1: it was clean (its bytes cost), 0: it was already
+ * dirty (absorbed), -1: no identity (table full along its probe sequence,
+ * or a page beyond 4 TB): the caller counts bytes as without identity.
+ * Lock-free: an entry is one 64-bit word changed by CAS, so a process killed
+ * anywhere leaves the table consistent.
+ */
+static int
+page_mark_dirty(uint32_t slot, uint64_t page)
+{
+	uint64_t key, h;
+	int tries;
+
+	if (page >= PAGE_LIMIT)
+		return -1;
+	key = page_key(slot, page);
+	h = page_hash(key);
+	for (tries = 0; tries < 8; tries++)
+	{
+		uint32_t n, i = 0, g = slot_gen(slot);
+		int64_t target = -1;
+		uint64_t expect = 0, want = (key << EMU_GEN_BITS) | g;
+
+		for (n = 0; n < EMU_PAGE_PROBE; n++)
+		{
+			uint64_t e;
+
+			i = (uint32_t) ((h + n) & (EMU_NPAGES - 1));
+			e = atomic_load(&shm->pages[i]);
+			if (e == 0)
+				break;
+			if (entry_key(e) == key)
+			{
+				if ((uint32_t) (e & GEN_MASK) == g)
+					return 0;
+				target = i;		/* ours, clean: dirty it again */
+				expect = e;
+				break;
+			}
+			if (target < 0 && !entry_dirty(e))
+			{
+				target = i;		/* a clean page of any file: reusable */
+				expect = e;
+			}
+		}
+		if (target < 0 && n < EMU_PAGE_PROBE)
+		{
+			target = i;			/* end of the chain: empty entry */
+			expect = 0;
+		}
+		if (target < 0)
+			return -1;
+		if (atomic_compare_exchange_strong(&shm->pages[target], &expect, want))
+			return 1;
+	}
+	return -1;
+}
+
+/* clean one page if dirty (written back by sync_file_range); 1 if it was */
+static int
+page_clean(uint32_t slot, uint64_t page)
+{
+	uint64_t key, h;
+	uint32_t n;
+
+	if (page >= PAGE_LIMIT)
+		return 0;
+	key = page_key(slot, page);
+	h = page_hash(key);
+	for (n = 0; n < EMU_PAGE_PROBE; n++)
+	{
+		uint32_t i = (uint32_t) ((h + n) & (EMU_NPAGES - 1));
+		uint64_t e = atomic_load(&shm->pages[i]);
+
+		if (e == 0)
+			return 0;
+		if (entry_key(e) == key)
+		{
+			uint32_t g = slot_gen(slot);
+
+			if ((uint32_t) (e & GEN_MASK) != g)
+				return 0;
+			/* a generation the file does not have: clean, reusable */
+			return atomic_compare_exchange_strong(&shm->pages[i], &e,
+												  (key << EMU_GEN_BITS) | ((g - 1) & GEN_MASK));
+		}
+	}
+	return 0;
+}
+
+/* dirty [off, off+n) of a slot; returns the bytes this write adds */
+static int64_t
+pages_write(uint32_t slot, int64_t off, int64_t n)
+{
+	int64_t first = off >> EMU_PAGE_SHIFT, last = (off + n - 1) >> EMU_PAGE_SHIFT, p;
+	int64_t add = 0, untracked = 0, nd = 0, nr = 0, nu = 0;
+
+	for (p = first; p <= last; p++)
+	{
+		int r = p - first < 65536 ? page_mark_dirty(slot, (uint64_t) p) : -1;
+
+		if (r == 1)
+		{
+			add += EMU_PAGE_SIZE;
+			nd++;
+		}
+		else if (r == 0)
+			nr++;
+		else
+		{
+			/* the part of this write within the page, as without identity */
+			int64_t lo = p << EMU_PAGE_SHIFT, hi = lo + EMU_PAGE_SIZE;
+
+			lo = lo > off ? lo : off;
+			hi = hi < off + n ? hi : off + n;
+			untracked += hi - lo;
+			nu++;
+		}
+	}
+	if (nd)
+		atomic_fetch_add(&shm->pages_dirtied, nd);
+	if (nr)
+	{
+		atomic_fetch_add(&shm->pages_redirtied, nr);
+		if (shm->slots[slot].is_wal)
+			atomic_fetch_add(&shm->pages_redirtied_wal, nr);
+	}
+	if (nu)
+	{
+		atomic_fetch_add(&shm->pages_untracked, nu);
+		atomic_fetch_add(&shm->slots[slot].untracked, untracked);
+	}
+	return add + untracked;
+}
+
+/*
+ * Write back a whole file: all its pages clean (new generation), all its
+ * dirty bytes taken.  The generation moves first, so a page dirtied in
+ * between is charged now and may be rewritten once for free (never twice).
+ */
+static int64_t
+take_file(uint32_t slot)
+{
+	struct emu_slot *sl = &shm->slots[slot];
+
+	if (cfg_page_identity)
+	{
+		atomic_fetch_add(&sl->gen, 1);
+		atomic_store(&sl->untracked, 0);
+	}
+	return take_dirty(sl, 0);
+}
+
+/* sync_file_range(off, nbytes): the range's dirty pages */
+static int64_t
+take_range(uint32_t slot, int64_t off, int64_t nbytes)
+{
+	struct emu_slot *sl = &shm->slots[slot];
+	int64_t first, last, p, c = 0, u, want;
+
+	if (!cfg_page_identity)
+		return take_dirty(sl, nbytes > 0 ? nbytes : 0);
+	if (nbytes <= 0 || (nbytes >> EMU_PAGE_SHIFT) > 65536)
+		return take_file(slot);	/* to end of file, or huge: all of it */
+	first = off >> EMU_PAGE_SHIFT;
+	last = (off + nbytes - 1) >> EMU_PAGE_SHIFT;
+	for (p = first; p <= last; p++)
+		c += page_clean(slot, (uint64_t) p);
+	if (c)
+		atomic_fetch_add(&shm->pages_cleaned_sfr, c);
+	want = c * EMU_PAGE_SIZE;
+	/* bytes counted without identity: taken like before, up to the range */
+	u = atomic_load(&sl->untracked);
+	while (u > 0)
+	{
+		int64_t t = u < nbytes - want ? u : nbytes - want;
+
+		if (t <= 0)
+			break;
+		if (atomic_compare_exchange_weak(&sl->untracked, &u, u - t))
+		{
+			want += t;
+			break;
+		}
+	}
+	return want > 0 ? take_dirty(sl, want) : 0;
+}
+
+static inline void
+account_device(int64_t bytes, int wal)
+{
+	if (bytes > 0)
+		atomic_fetch_add(wal ? &shm->bytes_device_wal : &shm->bytes_device_data, bytes);
+}
+
 static void
 record_hist(_Atomic int64_t *hist, int64_t ns)
 {
@@ -521,10 +757,11 @@ background_writeback(int64_t now)
 		fd0 = atomic_load(&sl->first_dirty_ns);
 		if (!force && (fd0 == 0 || now - fd0 < cfg_expire_ns))
 			continue;
-		t = take_dirty(sl, 0);
+		t = take_file(i);
 		if (t > 0)
 		{
 			dev_reserve(bytes_cost_cls(t, sl->is_wal), now);
+			account_device(t, sl->is_wal);
 			atomic_fetch_add(&shm->bytes_writeback_bg, t);
 			atomic_fetch_add(&shm->n_writeback_bg, 1);
 		}
@@ -534,7 +771,7 @@ background_writeback(int64_t now)
 }
 
 static void
-after_write(int fd, uint32_t info, ssize_t n, int64_t now)
+after_write(int fd, uint32_t info, ssize_t n, int64_t now, int64_t off)
 {
 	if (n <= 0)
 		return;
@@ -565,10 +802,18 @@ after_write(int fd, uint32_t info, ssize_t n, int64_t now)
 	else
 	{
 		struct emu_slot *sl = &shm->slots[info & FDF_SLOT];
-		int64_t z = 0;
-		atomic_fetch_add(&sl->dirty, n);
-		atomic_fetch_add(&shm->total_dirty, n);
-		atomic_compare_exchange_strong(&sl->first_dirty_ns, &z, now);
+		int64_t z = 0, add = n;
+
+		if (cfg_page_identity && off < 0)
+			off = lseek(fd, 0, SEEK_CUR) - n;	/* write()/writev(): the position moved */
+		if (cfg_page_identity && off >= 0)
+			add = pages_write(info & FDF_SLOT, off, n);
+		if (add > 0)
+		{
+			atomic_fetch_add(&sl->dirty, add);
+			atomic_fetch_add(&shm->total_dirty, add);
+			atomic_compare_exchange_strong(&sl->first_dirty_ns, &z, now);
+		}
 	}
 	background_writeback(now);
 }
@@ -597,7 +842,8 @@ do_sync(int fd, int data_only)
 	}
 	now = now_ns();
 	background_writeback(now);
-	bytes = take_dirty(&shm->slots[info & FDF_SLOT], 0);
+	bytes = take_file(info & FDF_SLOT);
+	account_device(bytes, info & FDF_WAL);
 	end = dev_reserve((data_only && cfg_fdatasync_ns >= 0 ?
 					   cfg_fdatasync_ns : flush_cost()) +
 					  bytes_cost_cls(bytes, info & FDF_WAL), now);
@@ -706,26 +952,26 @@ write(int fd, const void *buf, size_t n)
 	if (info & FDF_TRACKED)
 	{
 		int saved = errno;
-		after_write(fd, info, r, t0);
+		after_write(fd, info, r, t0, -1);
 		errno = saved;
 	}
 	return r;
 }
 
-#define PWRITE_LIKE(name, ...) \
+#define PWRITE_LIKE(name, OFF, ...) \
 	uint32_t info; ssize_t r; int64_t t0; \
 	if (!real_##name) RESOLVE(name); \
 	info = fd_info(fd); \
 	t0 = (info & FDF_TRACKED) ? now_ns() : 0; \
 	r = real_##name(__VA_ARGS__); \
-	if (info & FDF_TRACKED) { int saved = errno; after_write(fd, info, r, t0); errno = saved; } \
+	if (info & FDF_TRACKED) { int saved = errno; after_write(fd, info, r, t0, OFF); errno = saved; } \
 	return r;
 
-ssize_t pwrite(int fd, const void *buf, size_t n, off_t off) { PWRITE_LIKE(pwrite, fd, buf, n, off) }
-ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off) { PWRITE_LIKE(pwrite64, fd, buf, n, off) }
-ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off) { PWRITE_LIKE(pwritev, fd, iov, cnt, off) }
-ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, off_t off) { PWRITE_LIKE(pwritev64, fd, iov, cnt, off) }
-ssize_t writev(int fd, const struct iovec *iov, int cnt) { PWRITE_LIKE(writev, fd, iov, cnt) }
+ssize_t pwrite(int fd, const void *buf, size_t n, off_t off) { PWRITE_LIKE(pwrite, off, fd, buf, n, off) }
+ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off) { PWRITE_LIKE(pwrite64, off, fd, buf, n, off) }
+ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off) { PWRITE_LIKE(pwritev, off, fd, iov, cnt, off) }
+ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, off_t off) { PWRITE_LIKE(pwritev64, off, fd, iov, cnt, off) }
+ssize_t writev(int fd, const struct iovec *iov, int cnt) { PWRITE_LIKE(writev, -1, fd, iov, cnt) }
 
 int
 fsync(int fd)
@@ -762,10 +1008,11 @@ sync_file_range(int fd, off_t off, off_t nbytes, unsigned int flags)
 		atomic_fetch_add(&shm->n_sfr, 1);
 		if (flags & SYNC_FILE_RANGE_WRITE)
 		{
-			t = take_dirty(&shm->slots[info & FDF_SLOT], nbytes > 0 ? (int64_t) nbytes : 0);
+			t = take_range(info & FDF_SLOT, (int64_t) off, (int64_t) nbytes);
 			if (t > 0)
 			{
 				end = dev_reserve(bytes_cost_cls(t, info & FDF_WAL), now);
+				account_device(t, info & FDF_WAL);
 				atomic_fetch_add(&shm->bytes_writeback_sfr, t);
 			}
 		}

@@ -8,13 +8,29 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#define EMU_MAGIC        0x57504c454d550004ULL	/* "WPLEMU" v4 */
-#define EMU_MAGIC_V3     0x57504c454d550003ULL	/* same layout, emu_stat reads it */
+#define EMU_MAGIC        0x57504c454d550005ULL	/* "WPLEMU" v5 */
+#define EMU_MAGIC_V4     0x57504c454d550004ULL	/* same header, emu_stat reads it */
+#define EMU_MAGIC_V3     0x57504c454d550003ULL	/* same header, emu_stat reads it */
 #define EMU_INITIALIZING 1ULL
 #define EMU_NSLOTS       16384
 #define EMU_HIST         32		/* log2(us) buckets */
 #define EMU_SPEC_LEN     256
 
+/*
+ * Page identity: one shared open-addressed table of (file slot, page) entries,
+ * each carrying the file's writeback generation at the time the page was
+ * dirtied.  A page is dirty while its generation equals its file's; writing
+ * back a whole file (fsync, fdatasync, expiry, unlink) bumps the file's
+ * generation, which cleans all its pages at once.  Clean entries are reused.
+ *
+ * entry (64 bits): slot (14) | page + 1 (30) | generation (20); 0 = empty
+ */
+#define EMU_PAGE_SHIFT   12		/* 4 kB pages, like the kernel's */
+#define EMU_PAGE_SIZE    (1 << EMU_PAGE_SHIFT)
+#define EMU_NPAGES       (1u << 20)	/* 8 MB of entries: 4 GB of dirty pages */
+#define EMU_PAGE_PROBE   64		/* probe length before giving up */
+#define EMU_GEN_BITS     20
+#define EMU_PAGE_BITS    30
 struct emu_slot
 {
 	_Atomic uint32_t state;		/* 0 empty, 1 being claimed, 2 ready */
@@ -23,6 +39,9 @@ struct emu_slot
 	uint64_t	ino;
 	_Atomic int64_t dirty;		/* bytes in the page cache not yet queued */
 	_Atomic int64_t first_dirty_ns;	/* CLOCK_MONOTONIC, 0 = clean */
+	_Atomic uint32_t gen;		/* writeback generation (page identity) */
+	uint32_t	pad;
+	_Atomic int64_t untracked;	/* part of dirty counted without page identity */
 };
 
 struct emu_shared
@@ -58,6 +77,16 @@ struct emu_shared
 	_Atomic int64_t wal_flush_hist[EMU_HIST];
 
 	struct emu_slot slots[EMU_NSLOTS];
+
+	/* v5: page identity (see above); counters in pages of EMU_PAGE_SIZE */
+	_Atomic int64_t pages_dirtied;	/* clean -> dirty: cost bytes */
+	_Atomic int64_t pages_redirtied;	/* already dirty: absorbed, no bytes */
+	_Atomic int64_t pages_untracked;	/* table full: counted by bytes written */
+	_Atomic int64_t pages_cleaned_sfr;	/* cleaned by sync_file_range */
+	_Atomic int64_t bytes_device_data;	/* dirty bytes of non-WAL files sent to the device */
+	_Atomic int64_t bytes_device_wal;	/* same for pg_wal files */
+	_Atomic int64_t pages_redirtied_wal;	/* the part of pages_redirtied in pg_wal files */
+	_Atomic uint64_t pages[EMU_NPAGES];
 };
 
 #endif
