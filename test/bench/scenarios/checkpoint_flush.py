@@ -18,7 +18,7 @@ those before.  Fixed settings have nothing to learn: their after-learning
 figures are the whole run's.
 
 --set bw=10,25,100 runs the emulated hdd (WAL 150 MB/s) at those data-write
-bandwidths, each with its own load, --set load=10:100:4,25:200:8,100:800:16
+bandwidths, each with its own load, --set load=10:100:4,25:200:8,100:400:8
 (bandwidth:rate:clients, pgbench -R rate -c clients; a bandwidth not listed
 gets rate 100, 4 clients): the rate rises with the bandwidth so that the
 checkpoint's writeback, ~0.7 x checkpoint MB / bandwidth, still stalls.
@@ -35,6 +35,7 @@ write phase is paced to end at 27 s, the sync phase follows).
 """
 import csv
 import json
+import math
 import os
 import re
 import bench
@@ -49,7 +50,7 @@ BASE_CONF = ["shared_buffers = 1GB", "checkpoint_timeout = 30s", "checkpoint_com
 CKPT_TIMEOUT_S = 30
 CKPT_TARGET = 0.9
 SCHEDULE_SLACK_S = 3.0
-DEFAULT_LOAD = "10:100:4,25:200:8,100:800:16"
+DEFAULT_LOAD = "10:100:4,25:200:8,100:400:8"
 TUNE_CONF = ["shared_preload_libraries = 'walpilot'", "walpilot.mode = 'tune'",
              "walpilot.tune_commit_delay = off"]
 
@@ -114,8 +115,10 @@ _last_tx = []
 
 
 def _late_stall(tx, t0, limit_ms, lo, hi):
-    """late+skipped % and stalled-second % of the transactions completed in
-    [lo, hi) seconds after t0 (the stall threshold from that span's median)."""
+    """late+skipped % of the transactions completed in [lo, hi) seconds
+    after t0, and stalled-second % of the whole seconds in it (the stall
+    threshold from their median; a partial first second would look
+    stalled)."""
     n = late = 0
     secs = {}
     for t, lat in tx:
@@ -127,7 +130,7 @@ def _late_stall(tx, t0, limit_ms, lo, hi):
             late += 1
         if lat is not None:
             secs[int(s)] = secs.get(int(s), 0) + 1
-    span = [secs.get(i, 0) for i in range(int(lo), int(hi))]
+    span = [secs.get(i, 0) for i in range(math.ceil(lo), int(hi))]
     if not n or not span:
         return "", ""
     med = median(span)
