@@ -60,7 +60,7 @@ def build(opts):
     o = opts.options
     limit = float(o.get("limit_ms", 100))
     values = o.get("flush_values", "0,256kB,2MB").split(",")
-    duration = int(o.get("duration", 65 if quick else 120))
+    duration = getattr(opts, "duration", None) or int(o.get("duration", 65 if quick else 120))
     cells = []                       # (profile name, rate, clients or None)
     if o.get("bw"):
         load = {}
