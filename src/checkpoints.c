@@ -683,6 +683,35 @@ wp_checkpoints_worker_tick(TimestampTz now)
 }
 
 /*
+ * wp_checkpoint_next_ended
+ *		Has the checkpoint after after_seq finished (its commit columns may
+ *		still be pending)?  Its reason and the checkpoint_flush_after it
+ *		ran with: the flush pilot puts its next trial value in force at
+ *		once, before the next checkpoint starts.
+ */
+bool
+wp_checkpoint_next_ended(uint64 after_seq, char *reason, size_t len,
+						 int32 *flush_after_kb)
+{
+	bool		found = false;
+	WpCheckpoint *c;
+
+	if (wp_ckpt == NULL)
+		return false;
+	SpinLockAcquire(&wp_ckpt->mutex);
+	c = &wp_ckpt->ring[after_seq % WP_CKPT_HISTORY];
+	if (after_seq < wp_ckpt->nrecords && c->seq == after_seq + 1 &&
+		c->finished_at != 0)
+	{
+		strlcpy(reason, c->reason, len);
+		*flush_after_kb = c->flush_after_kb;
+		found = true;
+	}
+	SpinLockRelease(&wp_ckpt->mutex);
+	return found;
+}
+
+/*
  * wp_checkpoint_next_done
  *		The oldest finished checkpoint after after_seq whose commit columns
  *		are filled in (the flush pilot's event windows).  A record still

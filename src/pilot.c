@@ -162,6 +162,7 @@ typedef struct WpPilotRun
 	uint64		trial_decision;
 	bool		trial_open;		/* trial_decision has no outcome yet */
 	int			skipped;		/* unusable windows in this trial */
+	bool		next_arm_early; /* window_ended seen for the open window */
 	bool		have_last_current;
 	WpPilotWindow last_current; /* the trial's last current-arm window */
 
@@ -486,6 +487,7 @@ start_trial(WpPilotRun *r, const WpPilotValue *cand, WpTrialKind kind,
 	r->candidate = *cand;
 	r->state = WP_PS_TRIAL;
 	r->skipped = 0;
+	r->next_arm_early = false;
 	r->have_last_current = false;
 	r->waiting = false;
 
@@ -925,6 +927,7 @@ trial_window(WpPilotRun *r, const WpPilotWindow *w, TimestampTz now)
 	(r->kind == WP_TK_CANDIDATE ? &r->current : &r->configured);
 	char		why[160];
 
+	r->next_arm_early = false;
 	if (w->unusable || (w->has_ran_with && !value_equal(&w->ran_with, arm)))
 	{
 		/* nothing to learn, or not run with the arm's value: again */
@@ -967,6 +970,39 @@ trial_window(WpPilotRun *r, const WpPilotWindow *w, TimestampTz now)
 		snprintf(r->reason, sizeof(r->reason), "%s: %s",
 				 r->kind == WP_TK_RECHECK ? "re-check" : "trial",
 				 r->load.numbers);
+}
+
+/*
+ * next_arm_early
+ *		The open window's event has ended but its figures are not in yet
+ *		(window_ended): put the next window's arm in force now, so that the
+ *		next event runs with it even when it starts before this window
+ *		closes.  Not when this window is the trial's last one (or its early
+ *		verdict point: what follows depends on the verdict), and not when
+ *		the event did not run with its arm's value (it will be skipped and
+ *		run again with that value).
+ */
+static void
+next_arm_early(WpPilotRun *r)
+{
+	WpPilotValue ran_with;
+	int			k = r->trial.windows;
+	int			early = 2 * r->trial.cfg.early_pairs;
+	const WpPilotValue *cur = r->kind == WP_TK_CANDIDATE ? &r->current :
+	&r->configured;
+	const WpPilotValue *arm,
+			   *next;
+
+	if (r->next_arm_early || k + 1 >= 2 * r->trial.cfg.pairs ||
+		(early > 0 && k + 1 == early))
+		return;
+	if (!r->def->window_ended(&ran_with))
+		return;
+	r->next_arm_early = true;
+	arm = wp_trial_arm_of(k) ? &r->candidate : cur;
+	next = wp_trial_arm_of(k + 1) ? &r->candidate : cur;
+	if (value_equal(&ran_with, arm) && !value_equal(next, arm))
+		(void) apply(r, next);
 }
 
 static void
@@ -1236,8 +1272,13 @@ wp_pilot_tick(TimestampTz now)
 		if (r->def->tick)
 			r->def->tick(now);
 		closed = r->def->window(now, w);
-		if (!not_tuning(r, closed) && closed)
-			pilot_window(r, w, now);
+		if (!not_tuning(r, closed))
+		{
+			if (closed)
+				pilot_window(r, w, now);
+			else if (r->state == WP_PS_TRIAL && r->def->window_ended)
+				next_arm_early(r);
+		}
 		if (r->broken)
 			stop_broken(r);
 		if (closed || r->stopped != was_stopped || r->broken)

@@ -166,6 +166,16 @@ typedef struct WpPilotDef
 	const char *window_desc;	/* "one checkpoint per window" */
 	const char *unsuited;		/* "not flush-bound" */
 	const char *fsync_off;		/* why fsync = off stops it */
+
+	/*
+	 * Event windows whose figures come in some time after the event (a
+	 * checkpoint's commit columns, seconds after its end), while the next
+	 * event may start sooner: true once the event of the window now open
+	 * has ended, with the value it ran with.  During a trial the
+	 * controller then puts the next window's arm in force at once, so that
+	 * it reaches the next event before it starts.  May be NULL.
+	 */
+	bool		(*window_ended) (WpPilotValue *ran_with);
 } WpPilotDef;
 
 /* the knobs (pilot_commit_delay.c, ...) */

@@ -338,6 +338,28 @@ fl_window(TimestampTz now, WpPilotWindow *w)
 }
 
 /*
+ * fl_window_ended
+ *		The checkpoint of the open window has ended; its commit columns
+ *		come WP_CKPT_COMMIT_DELAY_MS later, and the next checkpoint starts
+ *		(1 - checkpoint_completion_target) x checkpoint_timeout after the
+ *		end -- 3 s with a 30 s timeout -- so the next trial value must not
+ *		wait for them.  Only spread checkpoints: others are skipped anyway.
+ */
+static bool
+fl_window_ended(WpPilotValue *ran_with)
+{
+	char		reason[20];
+	int32		kb;
+
+	if (!seq_ready ||
+		!wp_checkpoint_next_ended(last_seq, reason, sizeof(reason), &kb) ||
+		(strcmp(reason, "time") != 0 && strcmp(reason, "wal") != 0))
+		return false;
+	fl_value(ran_with, kb);
+	return true;
+}
+
+/*
  * fl_tick
  *		walpilot.revert() or DROP EXTENSION asked for the DBA's file back
  *		(the controller's hold-off has put the configured value back
@@ -384,4 +406,5 @@ const WpPilotDef wp_pilot_checkpoint_flush = {
 	.window_desc = "one checkpoint per window (ABBA)",
 	.unsuited = "no usable checkpoint",
 	.fsync_off = "fsync = off: the server skips the writeback requests checkpoint_flush_after makes",
+	.window_ended = fl_window_ended,
 };

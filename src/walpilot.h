@@ -262,6 +262,8 @@ typedef struct WpCheckpointSummary
 
 extern bool wp_checkpoint_next_done(uint64 after_seq,
 									WpCheckpointSummary *out);
+extern bool wp_checkpoint_next_ended(uint64 after_seq, char *reason,
+									 size_t len, int32 *flush_after_kb);
 
 /*
  * Per-second commit data, owned by the commit-timing/timeline instrument.

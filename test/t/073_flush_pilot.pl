@@ -3,6 +3,11 @@
 # per window, the checkpointer really runs each window with the value the
 # trial meant, and the trial ends in a verdict with its evidence.  With
 # walpilot.tune_checkpoint_flush = off it does nothing.
+#
+# checkpoint_completion_target = 0.95: the next checkpoint starts 1.5 s
+# after one ends, sooner than that checkpoint's commit figures come in
+# (2 s or more): each arm's value must reach the checkpointer before its
+# checkpoint starts all the same.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -21,7 +26,7 @@ shared_preload_libraries = 'walpilot'
 fsync = on
 log_checkpoints = on
 checkpoint_timeout = 30s
-checkpoint_completion_target = 0.9
+checkpoint_completion_target = 0.95
 max_wal_size = 1GB
 shared_buffers = 64MB
 walpilot.mode = 'tune'
@@ -86,6 +91,16 @@ else
 	my ($pairs) = $verdict =~ /(\d+) pairs/;
 	cmp_ok($pairs // 0, '>=', 2,
 		"a full verdict rests on at least 2 windows per arm ($verdict)");
+	is($node->safe_psql('postgres', q{
+		SELECT string_agg(flush_after_kb::text, ' ' ORDER BY started_at)
+		  FROM (SELECT flush_after_kb, started_at FROM walpilot.checkpoints
+		         WHERE reason IN ('time', 'wal') AND started_at >
+		               (SELECT min(decided_at) FROM walpilot.decisions
+		                 WHERE setting = 'checkpoint_flush_after'
+		                   AND reason LIKE 'trial: 512kB against 256kB%')
+		         ORDER BY started_at LIMIT 3) s}),
+		'512 512 256',
+		'the checkpoints after the trial began ran its arms in ABBA order, none skipped');
 }
 # the value in force always matches walpilot.settings
 ok($node->poll_query_until('postgres', q{
