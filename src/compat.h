@@ -190,6 +190,21 @@ typedef struct WpWalCounters
 
 extern void wp_wal_counters(WpWalCounters *c);
 
+/*
+ * When an asynchronous commit wakes the WAL writer before its
+ * wal_writer_delay is up: up to 16 whenever the commit completes a WAL
+ * page, so under a steady load it flushes back to back; from 17 only once
+ * wal_writer_flush_after of WAL is unflushed, so it sleeps the whole
+ * delay after each flush and syncs about once per delay plus one sync.
+ * The wording for walpilot's evidence.
+ */
+#if PG_VERSION_NUM >= 170000
+#define WP_ASYNC_COMMIT_WAKES_WALWRITER \
+	"only once wal_writer_flush_after of WAL is unflushed"
+#else
+#define WP_ASYNC_COMMIT_WAKES_WALWRITER "per filled WAL page"
+#endif
+
 /* The view those WAL write and sync counts are in. */
 #if PG_VERSION_NUM >= 180000
 #define WP_WAL_IO_VIEW	"pg_stat_io"
