@@ -155,12 +155,22 @@ extern int	wp_wal_sync_bit(int method);
 /* one counter for both: read it once (a system call each time) */
 #define WP_PENDING_WAL_ONE_COUNTER	1
 #include <sys/resource.h>
+/*
+ * RUSAGE_THREAD needs _GNU_SOURCE (which pg_config --cppflags gives on
+ * Linux) and is not on every platform; a backend is a single-threaded
+ * process, so RUSAGE_SELF counts the same blocks there.
+ */
+#ifdef RUSAGE_THREAD
+#define WP_RUSAGE_WHO	RUSAGE_THREAD
+#else
+#define WP_RUSAGE_WHO	RUSAGE_SELF
+#endif
 static inline uint64
 wp_thread_blocks_written(void)
 {
 	struct rusage ru;
 
-	if (getrusage(RUSAGE_THREAD, &ru) != 0)
+	if (getrusage(WP_RUSAGE_WHO, &ru) != 0)
 		return 0;
 	return (uint64) ru.ru_oublock;
 }
