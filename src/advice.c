@@ -819,9 +819,10 @@ advise_wal_writer(List **rows, const WpSecond *tl, int ntl)
  * by a durable commit (so the delay, not wal_writer_flush_after, times
  * them), and those syncs taking at least a quarter of the time, by their
  * own measured duration (pg_stat_wal, pg_stat_io from 18, with
- * track_wal_io_timing) or the flush estimate.  Recommended: the delay at which they take a tenth,
- * at most 200 ms (the server default: a longer one widens the window of
- * asynchronous commits a crash loses, which is the DBA's call).
+ * track_wal_io_timing) or the flush estimate.  Recommended: the delay at
+ * which they take a tenth, at most 200 ms (the server default: a longer
+ * one widens the window of asynchronous commits a crash loses, which is
+ * the DBA's call).
  */
 static void
 advise_wal_writer_delay(List **rows, const WpSecond *tl, int ntl)
@@ -890,7 +891,7 @@ advise_wal_writer_delay(List **rows, const WpSecond *tl, int ntl)
 	wp_ev_num(&r->evidence, "share_of_time_syncing", busy);
 	wp_ev_num(&r->evidence, "walwrite_lock_waiters_share_of_active", lock_share);
 	wp_ev_str(&r->evidence, "not_measured", "WAL writer wake-ups that write nothing (an asynchronous commit wakes it " WP_ASYNC_COMMIT_WAKES_WALWRITER ", whatever wal_writer_delay is)");
-	wp_ev_str(&r->evidence, "rule", "most commits asynchronous, between a quarter of one per cycle (wal_writer_delay + one sync) and two per wal_writer_delay syncs not led by a durable commit, and those syncs at least 25 % of the time: the delay at which they take 10 %, at least double, at most 200ms (a longer delay widens what a crash loses)");
+	wp_ev_str(&r->evidence, "rule", "most commits asynchronous, syncs not led by a durable commit between a quarter of one per cycle (wal_writer_delay + one sync) and two per wal_writer_delay, and those syncs at least 25 % of the time: the delay at which they take 10 %, at least double, at most 200ms (a longer delay widens what a crash loses)");
 	wp_ev_str(&r->evidence, "confidence_rule", "async share x min(1, share of time syncing / 0.5) x min(1, seconds / 60), halved when WALWrite lock waits are under 2 % of active time");
 }
 
