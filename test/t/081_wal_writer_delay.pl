@@ -2,12 +2,6 @@
 # wal_writer_delay on an emulated slow disk (8 ms per flush) keeps the WAL
 # writer syncing most of the time -- advice; the same delay on an emulated
 # fast disk (0.2 ms) costs little -- none; the default 200 ms -- none.
-# A 1 ms delay on the slow disk, where one sync lasts several delays --
-# advice too.  The slow disk's advice is read after the other nodes' loads,
-# while its own server sits idle: the rates are per second of load, so the
-# idle seconds after it do not dilute them (from PostgreSQL 17 the WAL
-# writer syncs about once per delay plus one sync, not back to back, and
-# the dilution used to hide the advice there).
 use strict;
 use warnings;
 use FindBin;
@@ -25,6 +19,12 @@ max_connections = 40
 };
 my $slow = WalpilotTest::emulated_node('wwdslow', 'hdd,real_sync=0', $conf);
 my $fast = WalpilotTest::emulated_node('wwdfast', 'ssd,real_sync=0', $conf);
+# A 1 ms delay on the slow disk, where one sync lasts several delays --
+# advice too.  The slow disk's advice is read after the other nodes' loads,
+# while its own server sits idle: the rates are per second of load, so the
+# idle seconds after it do not dilute them (from PostgreSQL 17 the WAL
+# writer syncs about once per delay plus one sync, not back to back, and
+# the dilution used to hide the advice there).
 (my $conf_1ms = $conf) =~ s/wal_writer_delay = 10ms/wal_writer_delay = 1ms/;
 my $short = WalpilotTest::emulated_node('wwdshort', 'hdd,real_sync=0', $conf_1ms);
 
