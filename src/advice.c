@@ -709,9 +709,12 @@ typedef struct AdvAsyncLoad
 
 /*
  * async_load
- *		Sum the window; false unless it is an asynchronous-commit load (at
- *		least 10 s, 20 asynchronous commits/s, twice as many as durable
- *		ones) whose syncs walpilot can tell from the commits'.
+ *		Sum the seconds of the window that committed anything; false unless
+ *		it is an asynchronous-commit load (at least 10 such seconds, 20
+ *		asynchronous commits/s, twice as many as durable ones) whose syncs
+ *		walpilot can tell from the commits'.  The rates are per second of
+ *		load: the idle seconds around a batch would dilute them, and how
+ *		much depends on how far back the window reaches.
  */
 static bool
 async_load(const WpSecond *tl, int ntl, AdvAsyncLoad *a)
@@ -727,7 +730,8 @@ async_load(const WpSecond *tl, int ntl, AdvAsyncLoad *a)
 		return false;
 	for (i = 0; i < ntl; i++)
 	{
-		if (tl[i].samples == 0)
+		if (tl[i].samples == 0 ||
+			tl[i].async_commits + tl[i].commits == 0)
 			continue;
 		a->seconds++;
 		a->async += (double) tl[i].async_commits;
@@ -814,10 +818,11 @@ advise_wal_writer(List **rows, const WpSecond *tl, int ntl)
  * Evidence: most commits asynchronous, about one sync per cycle not led
  * by a durable commit (so the delay, not wal_writer_flush_after, times
  * them), and those syncs taking at least a quarter of the time, by their
- * own measured duration (pg_stat_wal with track_wal_io_timing) or the
- * flush estimate.  Recommended: the delay at which they take a tenth,
- * at most 200 ms (the server default: a longer one widens the window of
- * asynchronous commits a crash loses, which is the DBA's call).
+ * own measured duration (pg_stat_wal, pg_stat_io from 18, with
+ * track_wal_io_timing) or the flush estimate.  Recommended: the delay at
+ * which they take a tenth, at most 200 ms (the server default: a longer
+ * one widens the window of asynchronous commits a crash loses, which is
+ * the DBA's call).
  */
 static void
 advise_wal_writer_delay(List **rows, const WpSecond *tl, int ntl)
@@ -842,15 +847,23 @@ advise_wal_writer_delay(List **rows, const WpSecond *tl, int ntl)
 	durable = a.durable;
 	other_syncs = a.other_syncs_per_s;
 	per_cycle = 1000.0 / WalWriterDelay;
-	/* more than two per cycle: wal_writer_flush_after times them */
-	if (other_syncs < 0.25 * per_cycle || other_syncs > 2.0 * per_cycle)
-		return;
 	if (track_wal_io_timing && a.sync_time_us > 0)
 	{
 		sync_us = a.sync_time_us / a.syncs;
-		strlcpy(source, "pg_stat_wal (track_wal_io_timing)", sizeof(source));
+		strlcpy(source, WP_WAL_IO_VIEW " (track_wal_io_timing)", sizeof(source));
 	}
 	else if (!wp_probe_flush_estimate_us(&sync_us, source, sizeof(source)))
+		return;
+
+	/*
+	 * More than two per delay: wal_writer_flush_after times them.  Fewer
+	 * than a quarter per cycle: the WAL writer is mostly idle.  A cycle is
+	 * the delay plus the sync when nothing wakes the WAL writer early (see
+	 * WP_ASYNC_COMMIT_WAKES_WALWRITER), so a sync much longer than the
+	 * delay must not read as too few syncs.
+	 */
+	if (other_syncs < 0.25 * 1e6 / (WalWriterDelay * 1000.0 + sync_us) ||
+		other_syncs > 2.0 * per_cycle)
 		return;
 	busy = other_syncs * sync_us / 1e6;
 	if (busy < 0.25)
@@ -877,8 +890,8 @@ advise_wal_writer_delay(List **rows, const WpSecond *tl, int ntl)
 	wp_ev_str(&r->evidence, "sync_us_source", source);
 	wp_ev_num(&r->evidence, "share_of_time_syncing", busy);
 	wp_ev_num(&r->evidence, "walwrite_lock_waiters_share_of_active", lock_share);
-	wp_ev_str(&r->evidence, "not_measured", "WAL writer wake-ups that write nothing (an asynchronous commit wakes it per filled WAL page, whatever wal_writer_delay is)");
-	wp_ev_str(&r->evidence, "rule", "most commits asynchronous, about one sync per wal_writer_delay not led by a durable commit, and those syncs at least 25 % of the time: the delay at which they take 10 %, at least double, at most 200ms (a longer delay widens what a crash loses)");
+	wp_ev_str(&r->evidence, "not_measured", "WAL writer wake-ups that write nothing (an asynchronous commit wakes it " WP_ASYNC_COMMIT_WAKES_WALWRITER ", whatever wal_writer_delay is)");
+	wp_ev_str(&r->evidence, "rule", "most commits asynchronous, syncs not led by a durable commit between a quarter of one per cycle (wal_writer_delay + one sync) and two per wal_writer_delay, and those syncs at least 25 % of the time: the delay at which they take 10 %, at least double, at most 200ms (a longer delay widens what a crash loses)");
 	wp_ev_str(&r->evidence, "confidence_rule", "async share x min(1, share of time syncing / 0.5) x min(1, seconds / 60), halved when WALWrite lock waits are under 2 % of active time");
 }
 

@@ -155,12 +155,22 @@ extern int	wp_wal_sync_bit(int method);
 /* one counter for both: read it once (a system call each time) */
 #define WP_PENDING_WAL_ONE_COUNTER	1
 #include <sys/resource.h>
+/*
+ * RUSAGE_THREAD needs _GNU_SOURCE (which pg_config --cppflags gives on
+ * Linux) and is not on every platform; a backend is a single-threaded
+ * process, so RUSAGE_SELF counts the same blocks there.
+ */
+#ifdef RUSAGE_THREAD
+#define WP_RUSAGE_WHO	RUSAGE_THREAD
+#else
+#define WP_RUSAGE_WHO	RUSAGE_SELF
+#endif
 static inline uint64
 wp_thread_blocks_written(void)
 {
 	struct rusage ru;
 
-	if (getrusage(RUSAGE_THREAD, &ru) != 0)
+	if (getrusage(WP_RUSAGE_WHO, &ru) != 0)
 		return 0;
 	return (uint64) ru.ru_oublock;
 }
@@ -189,6 +199,21 @@ typedef struct WpWalCounters
 } WpWalCounters;
 
 extern void wp_wal_counters(WpWalCounters *c);
+
+/*
+ * When an asynchronous commit wakes the WAL writer before its
+ * wal_writer_delay is up: up to 16 whenever the commit completes a WAL
+ * page, so under a steady load it flushes back to back; from 17 only once
+ * wal_writer_flush_after of WAL is unflushed, so it sleeps the whole
+ * delay after each flush and syncs about once per delay plus one sync.
+ * The wording for walpilot's evidence.
+ */
+#if PG_VERSION_NUM >= 170000
+#define WP_ASYNC_COMMIT_WAKES_WALWRITER \
+	"only once wal_writer_flush_after of WAL is unflushed"
+#else
+#define WP_ASYNC_COMMIT_WAKES_WALWRITER "per filled WAL page"
+#endif
 
 /* The view those WAL write and sync counts are in. */
 #if PG_VERSION_NUM >= 180000
