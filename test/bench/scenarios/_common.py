@@ -1,5 +1,5 @@
 """Shared pieces of the bundled scenarios."""
-from bench import Workload
+from bench import Workload, median
 
 # storage profiles: name -> (WALPILOT_STORAGE value, nominal flush time in us)
 PROFILES = {
@@ -38,3 +38,14 @@ INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :a
 TPCB = Workload("tpcb", ["-b", "tpcb-like"])
 SELECT_ONLY = Workload("select-only", ["-b", "select-only"])
 TPCB_ASYNC = Workload("tpcb-async", ["-b", "tpcb-like"], conf=["synchronous_commit = off"])
+
+
+def spread(vals, nd=2):
+    """median [min-max] of the non-empty values, as text ("-" if none)."""
+    v = [float(x) for x in vals if x not in ("", None)]
+    if not v:
+        return "-"
+    f = f"{{:.{nd}f}}"
+    if len(v) == 1:
+        return f.format(v[0])
+    return f"{f.format(median(v))} [{f.format(min(v))}-{f.format(max(v))}]"

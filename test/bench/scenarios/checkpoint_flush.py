@@ -40,7 +40,7 @@ import os
 import re
 import bench
 from bench import Scenario, Config, Workload, median
-from _common import profile
+from _common import profile, spread
 
 BASE_CONF = ["shared_buffers = 1GB", "checkpoint_timeout = 30s", "checkpoint_completion_target = 0.9",
              "max_wal_size = 4GB", "min_wal_size = 1GB", "wal_init_zero = off",
@@ -251,16 +251,6 @@ def _wrap_runs():
     bench.parse_pgbench_logs = parse
 
 
-def _spread(vals, nd=2):
-    v = [float(x) for x in vals if x not in ("", None)]
-    if not v:
-        return "-"
-    f = f"{{:.{nd}f}}"
-    if len(v) == 1:
-        return f.format(v[0])
-    return f"{f.format(median(v))} [{f.format(min(v))}-{f.format(max(v))}]"
-
-
 def analyze(ctx, rows, summ):
     out = ["\n## checkpoint-flush: stalls vs checkpoint_flush_after (medians over repetitions)",
            f"  {'profile':<30} {'config':<20} {'tps':>6} {'late %':>7} {'stall s %':>9} {'p99 ms':>8} "
@@ -333,11 +323,11 @@ def _targets(rows):
             timed = sum(int(r.get("ckpts_timed") or 0) for r in rs)
             clean = sum(int(r.get("buf_clean") or 0) for r in rs)
             backend = sum(int(r.get("buf_backend") or 0) for r in rs)
-            out.append(f"  {c:<26} {int(rs[0].get('duration') or 0):>4} {_spread(col('tps'), 1):>16} "
-                       f"{_spread(col('late_pct')):>18} {_spread(col('stalled_sec_pct')):>16} "
-                       f"{_spread(col('p99_ms'), 0):>18} {_spread(ll):>18} {_spread(ls):>16} "
-                       f"{_spread(col('learning_late_pct')) if tune else '':>18} "
-                       f"{_spread(col('ckpt_total_max_s'), 1):>16} {f'{late_ck}/{timed}':>10} "
+            out.append(f"  {c:<26} {int(rs[0].get('duration') or 0):>4} {spread(col('tps'), 1):>16} "
+                       f"{spread(col('late_pct')):>18} {spread(col('stalled_sec_pct')):>16} "
+                       f"{spread(col('p99_ms'), 0):>18} {spread(ll):>18} {spread(ls):>16} "
+                       f"{spread(col('learning_late_pct')) if tune else '':>18} "
+                       f"{spread(col('ckpt_total_max_s'), 1):>16} {f'{late_ck}/{timed}':>10} "
                        f"{f'{clean}/{backend}':>18}")
             v = [float(x) for x in ll if x not in ("", None)]
             w = [float(x) for x in ls if x not in ("", None)]

@@ -24,7 +24,7 @@ unthrottled, with -L 100.
 """
 import bench
 from bench import Scenario, Config, Workload, median
-from _common import profile
+from _common import profile, spread
 
 BASE_CONF = ["checkpoint_timeout = 30s", "max_wal_size = 4GB", "min_wal_size = 1GB", "wal_init_zero = off",
              "bgwriter_flush_after = 0", "backend_flush_after = 0"]
@@ -104,12 +104,6 @@ def _wrap_runs():
     bench.do_run = do_run
 
 
-def _rng(vals, nd=1):
-    if not vals:
-        return "-"
-    return f"{median(vals):.{nd}f} [{min(vals):.{nd}f}-{max(vals):.{nd}f}]"
-
-
 def _rel(x, b):
     return f"{x / b - 1:+.1%}" if b else "-"
 
@@ -124,9 +118,9 @@ def analyze(ctx, rows, summ):
 
         def v(k):
             return [float(r[k]) for r in rs if r.get(k) not in ("", None)]
-        out.append(f"  {s['group']:<36} {s['config']:<18} {_rng(v('tps'), 0):>22} {_rng(v('late_pct'), 2):>20} "
-                   f"{_rng(v('stalled_sec_pct')):>20} {_rng(v('data_mb')):>20} {_rng(v('absorbed_mb')):>20} {_rng(v('buf_ckpt_mb')):>18} "
-                   f"{_rng(v('buf_backend_mb')):>16} {median(v('checkpoints')):>5.0f}")
+        out.append(f"  {s['group']:<36} {s['config']:<18} {spread(v('tps'), 0):>22} {spread(v('late_pct'), 2):>20} "
+                   f"{spread(v('stalled_sec_pct'), 1):>20} {spread(v('data_mb'), 1):>20} {spread(v('absorbed_mb'), 1):>20} {spread(v('buf_ckpt_mb'), 1):>18} "
+                   f"{spread(v('buf_backend_mb'), 1):>16} {median(v('checkpoints')):>5.0f}")
         res[(s["group"], s["config"])] = (median(v("tps")), median(v("late_pct")), median(v("data_mb")),
                                           median(v("stalled_sec_pct")))
     throttled = any(r.get("workload", "").startswith("simple-update-R") for r in rows)
