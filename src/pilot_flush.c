@@ -16,12 +16,13 @@
  *
  * Window: a finished checkpoint.  Its metric is the foreground impact,
  * lower better: stall seconds (seconds with under a tenth of the usual
- * commits) plus the ratio of the commit p99 during the checkpoint to the
- * p99 of the minute before it, so one stalled second weighs as much as a
- * doubled p99.  A checkpoint teaches nothing (unusable) unless it was a
- * spread one (time or wal) and saw WP_FLUSH_MIN_COMMITS commits; a trial
- * also skips one that did not run with the value its arm meant (the
- * checkpoint record carries the value in force when it started).
+ * commits) plus log2 of the ratio of the commit p99 during the checkpoint
+ * to the p99 of the minute before it, so one stalled second weighs as much
+ * as a doubled p99 (wp_trial_impact).  A checkpoint teaches nothing
+ * (unusable) unless it was a spread one (time or wal) and saw
+ * WP_FLUSH_MIN_COMMITS commits; a trial also skips one that did not run
+ * with the value its arm meant (the checkpoint record carries the value in
+ * force when it started).
  *
  * Guard: a candidate window whose timed checkpoint did not finish within
  * its checkpoint_completion_target share of the interval, or that stalls
@@ -164,7 +165,8 @@ fl_apply(const WpPilotValue *v, bool configured)
 	{
 		if (applied_kb < 0)
 			return true;
-		if (!wp_server_setting_revert(WP_FLUSH_SETTING))
+		if (!wp_server_setting_revert(WP_FLUSH_SETTING,
+									  "checkpoint_flush_after: the configured value is in force again"))
 			return false;
 		applied_kb = -1;
 		return true;
@@ -191,7 +193,8 @@ fl_withdraw(void)
 		pg_atomic_read_u32(&wp_shared->worker_pid) != (uint32) MyProcPid)
 		return;
 	/* only its own setting: max_wal_size may be another pilot's */
-	if (wp_server_setting_revert(WP_FLUSH_SETTING))
+	if (wp_server_setting_revert(WP_FLUSH_SETTING,
+								  "walpilot stopped managing checkpoint_flush_after"))
 		applied_kb = -1;
 }
 
@@ -317,7 +320,7 @@ fl_window(TimestampTz now, WpPilotWindow *w)
 		!c.have_window || !c.have_stall || c.commits < WP_FLUSH_MIN_COMMITS;
 	if (c.commit_p99_us_outside > 0 && c.commit_p99_us > 0)
 		p99_ratio = c.commit_p99_us / c.commit_p99_us_outside;
-	w->metric = w->count = (double) c.stall_seconds + p99_ratio;
+	w->metric = w->count = wp_trial_impact((double) c.stall_seconds, p99_ratio);
 	w->length = 1.0;			/* one event */
 	w->has_ran_with = true;
 	fl_value(&w->ran_with, c.flush_after_kb);

@@ -63,6 +63,21 @@ wp_hist_quantile(const uint64 *hist, double q)
 }
 
 /*
+ * wp_trial_impact
+ *		A window's foreground impact from its stalled seconds and the ratio
+ *		of its commit p99 to a reference p99, lower better: one stalled
+ *		second weighs as much as a doubling of the p99.  (Linear in the
+ *		ratio, a p99 going from 3 to 66 ms weighed as 21 stalled seconds,
+ *		and a value that stalls more won.)  A p99 below the reference earns
+ *		nothing; the 1 keeps the metric above zero for the engine's ratios.
+ */
+double
+wp_trial_impact(double stall_s, double p99_ratio)
+{
+	return 1.0 + Max(stall_s, 0.0) + log2(Max(p99_ratio, 1.0));
+}
+
+/*
  * wp_trial_t_critical
  *		One-sided critical value of Student's t at df degrees of freedom:
  *		95 %, or 99.9 % when strict (the early-verdict bar).

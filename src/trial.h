@@ -87,6 +87,7 @@ extern void wp_trial_verdict(const WpTrial *t, double reference_p99_us,
 							 WpTrialVerdict *v);
 extern bool wp_trial_arm_of(int window);
 extern double wp_trial_t_critical(int df, bool strict);
+extern double wp_trial_impact(double stall_s, double p99_ratio);
 extern double wp_hist_quantile(const uint64 *hist, double q);
 
 #endif							/* WALPILOT_TRIAL_H */
