@@ -980,7 +980,10 @@ trial_window(WpPilotRun *r, const WpPilotWindow *w, TimestampTz now)
  *		closes.  Not when this window is the trial's last one (or its early
  *		verdict point: what follows depends on the verdict), and not when
  *		the event did not run with its arm's value (it will be skipped and
- *		run again with that value).
+ *		run again with that value).  In ABBA order the windows on either
+ *		side of those points run the same arm, so the early switch never
+ *		puts in force a value that a verdict then takes back; the checks
+ *		keep it so should the order ever change.
  */
 static void
 next_arm_early(WpPilotRun *r)

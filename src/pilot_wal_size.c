@@ -127,7 +127,7 @@ put_back(const char *why)
 	if (!managing)
 		return;
 	strlcpy(old, GetConfigOptionByName(setting, NULL, false), sizeof(old));
-	(void) wp_server_setting_revert(setting);
+	(void) wp_server_setting_revert(setting, why);
 	managing = false;
 	last_note[0] = '\0';
 	ereport(LOG,

@@ -849,8 +849,13 @@ revert_some(const bool *drop, const char *why, int elevel)
 	return ok;
 }
 
+/*
+ * wp_server_setting_revert
+ *		walpilot's line for one setting goes; why is the LOG line's detail
+ *		(a pilot going back to the configured value is still managing it).
+ */
 bool
-wp_server_setting_revert(const char *name)
+wp_server_setting_revert(const char *name, const char *why)
 {
 	bool		drop[WP_NUM_SERVER_SETTINGS] = {0};
 	int			k = setting_index(name);
@@ -858,7 +863,7 @@ wp_server_setting_revert(const char *name)
 	if (k < 0)
 		return false;
 	drop[k] = true;
-	return revert_some(drop, "walpilot stopped managing a setting", WARNING);
+	return revert_some(drop, why, WARNING);
 }
 
 void

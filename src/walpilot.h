@@ -190,7 +190,7 @@ extern void wp_server_settings_install_exit_hook(void);
 extern const char *wp_server_setting_name(WpServerSetting k);
 extern bool wp_server_setting_apply(const char *name, const char *value,
 									char *err, size_t errlen);
-extern bool wp_server_setting_revert(const char *name);
+extern bool wp_server_setting_revert(const char *name, const char *why);
 extern void wp_server_settings_revert_all(const char *why);
 extern bool wp_server_setting_available(const char *name, char *why,
 										size_t whylen);
