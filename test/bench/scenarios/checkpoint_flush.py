@@ -25,6 +25,9 @@ checkpoint's writeback, ~0.7 x checkpoint MB / bandwidth, still stalls.
 Without bw: --profiles "A;B" with --set rate/limit_ms and --clients.
 --set tune_s=S --set fixed_s=S: per-config run lengths (default --duration;
 a tune run needs ~10 checkpoints of 30 s to converge and some after it).
+--set observe=1 loads walpilot (mode observe) into the fixed configurations
+too and reports what the pilot would see of their checkpoints (stalled
+seconds, p99 ratio, impact; also for tune).
 --set side=1 adds backend_flush_after = 256kB and bgwriter_flush_after = 0
 (both at checkpoint_flush_after = 256kB) beside 256kB, to see whether those
 settings would pay; every row carries the pg_stat_bgwriter deltas of its run.
@@ -40,7 +43,7 @@ import os
 import re
 import bench
 from bench import Scenario, Config, Workload, median
-from _common import profile, spread
+from _common import profile, spread, OBSERVE_CONF, OBSERVE_SQL, pilot_view, pilot_view_table
 
 BASE_CONF = ["shared_buffers = 1GB", "checkpoint_timeout = 30s", "checkpoint_completion_target = 0.9",
              "max_wal_size = 4GB", "min_wal_size = 1GB", "wal_init_zero = off",
@@ -82,10 +85,11 @@ def build(opts):
         workloads.setdefault(wname, Workload(wname, ["-b", "simple-update"], rate=rate, latency_limit_ms=limit))
         kw = dict(group=label, workloads=[wname], clients=[nclients] if nclients else None)
         fixed_meta = {"duration": int(o.get("fixed_s", duration)), "rate": rate}
+        observe = o.get("observe")
         for v in values:
-            configs.append(Config(f"flush_after={v}", [f"checkpoint_flush_after = {v}"], env,
-                                  baseline=v == values[0],
-                                  meta=dict(fixed_meta, checkpoint_flush_after=v), **kw))
+            configs.append(Config(f"flush_after={v}", [f"checkpoint_flush_after = {v}"] + (OBSERVE_CONF if observe else []),
+                                  env, baseline=v == values[0], setup_sql=OBSERVE_SQL if observe else [],
+                                  meta=dict(fixed_meta, checkpoint_flush_after=v, observe=bool(observe)), **kw))
         if o.get("side"):
             configs.append(Config("backend_flush_after=256kB", ["checkpoint_flush_after = 256kB",
                                                                 "backend_flush_after = 256kB"], env,
@@ -245,6 +249,8 @@ def _wrap_runs():
         if learned is not None:
             row["learned_late_pct"], row["learned_stall_pct"] = _late_stall(
                 tx, t0, wl.latency_limit_ms, learned, dur)
+        if cfg.meta.get("tune") or cfg.meta.get("observe"):
+            row.update(pilot_view(cl, t_start))
         return row
     do_run._flush_wrapped = True
     bench.do_run = do_run
@@ -270,6 +276,9 @@ def analyze(ctx, rows, summ):
                    f"{m('wal_flush_max_ms'):>16.0f} {ck:>8.1f} {ck / bw:>8.2f} {m('checkpoints'):>5.0f}")
         res[(s["group"], s["config"])] = (m("late_pct"), m("stalled_sec_pct"))
     out.append(_targets(rows))
+    pv = pilot_view_table(rows, summ)
+    if pv:
+        out.append(pv)
     out.append("\n## acceptance: with checkpoint_flush_after=256kB (Linux default) fewer late transactions AND "
                "fewer stalled seconds than with 0")
     for g in sorted({k[0] for k in res}):

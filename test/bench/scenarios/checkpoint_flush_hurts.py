@@ -20,11 +20,15 @@ device wrote (writeback of non-WAL files: fsync, sync_file_range, expiry) and
 the page cache's absorbed rewrites of data pages, each median [min-max] over repetitions.
 --set tune=1 adds walpilot's checkpoint_flush_after pilot (its own cluster,
 learning across its repetitions).  --set rate=R throttles (-R); default
-unthrottled, with -L 100.
+unthrottled, with -L 100.  --set observe=1 loads walpilot (mode observe) into
+the fixed configurations too, and reports per configuration what the pilot
+would see of each spread checkpoint in the run (walpilot.checkpoints: stalled
+seconds, commit p99 during against the minute before, the pilot's impact
+figure), to compare with the client's late %.
 """
 import bench
 from bench import Scenario, Config, Workload, median
-from _common import profile, spread
+from _common import profile, spread, OBSERVE_CONF, OBSERVE_SQL, server_now, pilot_view, pilot_view_table
 
 BASE_CONF = ["checkpoint_timeout = 30s", "max_wal_size = 4GB", "min_wal_size = 1GB", "wal_init_zero = off",
              "bgwriter_flush_after = 0", "backend_flush_after = 0"]
@@ -38,12 +42,14 @@ def build(opts):
     limit = float(o.get("limit_ms", 100))
     values = o.get("flush_values", "0,256kB,2MB").split(",")
     configs = []
+    observe = OBSERVE_CONF if o.get("observe") else []
     for pname in names:
         label, spec, _ = profile(pname)
         env = {"WALPILOT_STORAGE": spec}
         for v in values:
-            configs.append(Config(f"flush_after={v}", [f"checkpoint_flush_after = {v}"], env, group=label,
-                                  baseline=v == "256kB", meta={"checkpoint_flush_after": v}))
+            configs.append(Config(f"flush_after={v}", [f"checkpoint_flush_after = {v}"] + observe, env, group=label,
+                                  baseline=v == "256kB", meta={"checkpoint_flush_after": v},
+                                  setup_sql=OBSERVE_SQL if observe else []))
         if o.get("tune"):
             configs.append(Config("tune", ["shared_preload_libraries = 'walpilot'", "walpilot.mode = 'tune'",
                                            "walpilot.tune_commit_delay = off",
@@ -84,9 +90,10 @@ def _wrap_runs():
     def do_run(ctx, cfg, wl, clients, rep, order):
         cl = ctx.cluster_of[id(cfg)]
         cl.psql("CHECKPOINT")
-        e0, s0 = bench.read_emu(cl.shm), _stats(cl)
+        e0, s0, t0 = bench.read_emu(cl.shm), _stats(cl), server_now(cl)
         row = orig(ctx, cfg, wl, clients, rep, order)
         e1, s1 = bench.read_emu(cl.shm), _stats(cl)
+        row.update(pilot_view(cl, t0))
         if e0 and e1 and "bytes_device_data" in e1:
             d = {k: e1[k] - e0[k] for k in e1 if isinstance(e1[k], int) and k in e0}
             row["data_mb"] = round(d["bytes_device_data"] / 1e6, 1)
@@ -123,6 +130,9 @@ def analyze(ctx, rows, summ):
                    f"{spread(v('buf_backend_mb'), 1):>16} {median(v('checkpoints')):>5.0f}")
         res[(s["group"], s["config"])] = (median(v("tps")), median(v("late_pct")), median(v("data_mb")),
                                           median(v("stalled_sec_pct")))
+    pv = pilot_view_table(rows, summ)
+    if pv:
+        out.append(pv)
     throttled = any(r.get("workload", "").startswith("simple-update-R") for r in rows)
     out.append("\n## does flushing hurt? (flush_after=0 against each other value, medians; judged on "
                + ("late %, the load being throttled)" if throttled else "tps, the load being unthrottled)"))
