@@ -42,6 +42,11 @@ SELECT_ONLY = Workload("select-only", ["-b", "select-only"])
 TPCB_ASYNC = Workload("tpcb-async", ["-b", "tpcb-like"], conf=["synchronous_commit = off"])
 
 
+def numbers(rows, k):
+    """the non-empty values of column k of rows, as floats"""
+    return [float(r[k]) for r in rows if r.get(k) not in ("", None)]
+
+
 def spread(vals, nd=2):
     """median [min-max] of the non-empty values, as text ("-" if none)."""
     v = [float(x) for x in vals if x not in ("", None)]
@@ -112,7 +117,7 @@ def pilot_view_table(rows, summ):
             continue
 
         def w(k):
-            return [float(r[k]) for r in rs if r.get(k) not in ("", None)]
+            return numbers(rs, k)
         out.append(f"  {s['group']:<36} {s['config']:<18} {sum(w('pv_ckpts')):>5.0f} {spread(w('pv_stall_s'), 1):>18} "
                    f"{spread(w('pv_p99_ratio'), 2):>22} {spread(w('pv_impact'), 2):>20} "
                    f"{spread(w('pv_impact_linear'), 2):>22} {spread(w('pv_p50_ms'), 1):>16} {spread(w('pv_p99_ms'), 0):>18}")

@@ -43,7 +43,7 @@ import os
 import re
 import bench
 from bench import Scenario, Config, Workload, median
-from _common import profile, spread, OBSERVE_CONF, OBSERVE_SQL, pilot_view, pilot_view_table
+from _common import profile, numbers, spread, OBSERVE_CONF, OBSERVE_SQL, pilot_view, pilot_view_table
 
 BASE_CONF = ["shared_buffers = 1GB", "checkpoint_timeout = 30s", "checkpoint_completion_target = 0.9",
              "max_wal_size = 4GB", "min_wal_size = 1GB", "wal_init_zero = off",
@@ -266,7 +266,7 @@ def analyze(ctx, rows, summ):
         rs = [r for r in rows if r["group"] == s["group"] and r["config"] == s["config"]]
 
         def m(k):
-            v = [float(r[k]) for r in rs if r.get(k) not in ("", None)]
+            v = numbers(rs, k)
             return median(v) if v else float("nan")
         mbw = re.search(r"bw_mbps([\d.]+)", s["group"])
         bw = float(mbw.group(1)) if mbw else 150.0
@@ -341,9 +341,9 @@ def _targets(rows):
             v = [float(x) for x in ll if x not in ("", None)]
             w = [float(x) for x in ls if x not in ("", None)]
             fig[c] = {"late": median(v) if v else None, "stall": median(w) if w else None,
-                      "whole_late": median([float(x) for x in col("late_pct") if x not in ("", None)] or [0]),
-                      "whole_stall": median([float(x) for x in col("stalled_sec_pct") if x not in ("", None)] or [0]),
-                      "learning": [float(x) for x in col("learning_late_pct") if x not in ("", None)]}
+                      "whole_late": median(numbers(rs, "late_pct") or [0]),
+                      "whole_stall": median(numbers(rs, "stalled_sec_pct") or [0]),
+                      "learning": numbers(rs, "learning_late_pct")}
             if tune:
                 for r in rs:
                     out.append(f"      rep {r['rep']}: flush_after_kb per checkpoint: {r.get('flush_kb_by_ckpt')}; "

@@ -28,7 +28,7 @@ figure), to compare with the client's late %.
 """
 import bench
 from bench import Scenario, Config, Workload, median
-from _common import profile, spread, OBSERVE_CONF, OBSERVE_SQL, server_now, pilot_view, pilot_view_table
+from _common import profile, numbers, spread, OBSERVE_CONF, OBSERVE_SQL, server_now, pilot_view, pilot_view_table
 
 BASE_CONF = ["checkpoint_timeout = 30s", "max_wal_size = 4GB", "min_wal_size = 1GB", "wal_init_zero = off",
              "bgwriter_flush_after = 0", "backend_flush_after = 0"]
@@ -124,7 +124,7 @@ def analyze(ctx, rows, summ):
         rs = [r for r in rows if r["group"] == s["group"] and r["config"] == s["config"]]
 
         def v(k):
-            return [float(r[k]) for r in rs if r.get(k) not in ("", None)]
+            return numbers(rs, k)
         out.append(f"  {s['group']:<36} {s['config']:<18} {spread(v('tps'), 0):>22} {spread(v('late_pct'), 2):>20} "
                    f"{spread(v('stalled_sec_pct'), 1):>20} {spread(v('data_mb'), 1):>20} {spread(v('absorbed_mb'), 1):>20} {spread(v('buf_ckpt_mb'), 1):>18} "
                    f"{spread(v('buf_backend_mb'), 1):>16} {median(v('checkpoints')):>5.0f}")
