@@ -102,6 +102,14 @@ else
 		'512 512 256',
 		'the checkpoints after the trial began ran its arms in ABBA order, none skipped');
 }
+# the configured value's arm (or the verdict) removed walpilot's line: the
+# LOG line says so, not that walpilot stopped managing the setting
+my $trial_log = slurp_file($node->logfile);
+like($trial_log,
+	qr/walpilot put postgresql.auto.conf back\n[^\n]*DETAIL:  checkpoint_flush_after: the configured value is in force again/,
+	'going back to the configured value is logged as such');
+unlike($trial_log, qr/walpilot stopped managing/,
+	'a trial does not log that walpilot stopped managing the setting');
 # the value in force always matches walpilot.settings
 ok($node->poll_query_until('postgres', q{
 	SELECT (w.managed_by = 'walpilot') =
