@@ -93,13 +93,16 @@ ok($node->poll_query_until('postgres',
 like($node->safe_psql('postgres', 'SELECT walpilot.report()'),
 	qr/^  max_wal_size: raised by walpilot \(the DBA's 32MB, in force $raised\)$/m,
 	'on: report() shows what walpilot did with max_wal_size');
-if ($raised eq '256MB')
-{
-	like($node->safe_psql('postgres', q{
-		SELECT evidence::jsonb ->> 'bounded_by' FROM walpilot.decisions
-		 WHERE setting = 'max_wal_size' ORDER BY decided_at LIMIT 1}),
-		qr/walpilot.max_wal_size_max/, 'on: the evidence names the bound');
-}
+# the raise is the recommendation or the bound, whichever is smaller, and
+# the evidence names the bound only when it cut the raise (a recommendation
+# of exactly 256MB is not bounded)
+is($node->safe_psql('postgres', q{
+	SELECT CASE WHEN (evidence::jsonb ->> 'recommended_mb')::int > 256
+				THEN (new_value = '256MB' AND evidence::jsonb ->> 'bounded_by' = 'walpilot.max_wal_size_max')::text
+				ELSE (new_value = (evidence::jsonb ->> 'recommended_mb') || 'MB' AND evidence::jsonb ->> 'bounded_by' = '')::text
+		   END
+	  FROM walpilot.decisions WHERE setting = 'max_wal_size' ORDER BY decided_at LIMIT 1}),
+	'true', 'on: the raise is min(recommended, bound); bounded_by says which');
 
 # ---- walpilot.revert(): the DBA's file byte for byte ----
 $node->safe_psql('postgres', 'SELECT walpilot.revert()');
@@ -112,11 +115,21 @@ is($node->safe_psql('postgres', q{
 	"$raised|(DBA's)|walpilot.revert() or DROP EXTENSION", 'revert: a decision row');
 
 # after walpilot.tune_interval the evidence (the same checkpoints) still
-# holds: raised again
+# holds: raised again, now always cut by a bound below the smallest
+# recommendation (twice the current 32MB)
+$node->append_conf('postgresql.conf', "walpilot.max_wal_size_max = 40MB\n");
+$node->reload;
 ok($node->poll_query_until('postgres',
 		q{SELECT setting::int > 32 FROM pg_settings WHERE name = 'max_wal_size'}),
 	'after the hold-off: raised again');
 my $again = $node->safe_psql('postgres', 'SHOW max_wal_size');
+is($again, '40MB', 'bounded: raised to walpilot.max_wal_size_max (40MB)');
+is($node->safe_psql('postgres', q{
+	SELECT (evidence::jsonb ->> 'recommended_mb')::int >= 64
+		   AND evidence::jsonb ->> 'bounded_by' = 'walpilot.max_wal_size_max'
+		   AND reason LIKE '%; bounded by walpilot.max_wal_size_max'
+	  FROM walpilot.decisions WHERE setting = 'max_wal_size' ORDER BY decided_at DESC LIMIT 1}),
+	't', 'bounded: the decision names the bound over the larger recommendation');
 
 # ---- the DBA takes it back: a new postgresql.conf value ----
 $node->append_conf('postgresql.conf', "max_wal_size = 48MB\n");
