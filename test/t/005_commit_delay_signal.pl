@@ -27,7 +27,7 @@ my $commits = 15;
 my $script = $node->basedir . '/commits.sql';
 PostgreSQL::Test::Utils::append_to_file($script,
 	"SET application_name = 'sleeper';\n"
-	  . "SELECT pg_sleep(0.5);\n"
+	  . "SELECT pg_sleep(3);\n"
 	  . join('', map { "INSERT INTO t VALUES ($_);\n" } 1 .. $commits));
 
 # Runs $commits one-row commits in one session; with $signal, sends that
@@ -50,7 +50,8 @@ sub timed_commits
 		usleep(10_000);
 	}
 	die "sleeper session not found" unless $pid;
-	# the commits start after the 0.5 s pg_sleep
+	# the commits start after the pg_sleep (3 s: room for two psql calls on a
+	# slow machine to see it)
 	my $ev = "SELECT wait_event FROM pg_stat_activity WHERE pid = $pid";
 	$node->poll_query_until('postgres', $ev, 'PgSleep') or die "sleeper did not sleep";
 	$node->poll_query_until('postgres',

@@ -72,8 +72,10 @@ note("probe files left while pg_wal was read-only: $left_while_ro");
 # the next worker sweeps it
 {
 	$node->safe_psql('postgres', "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE backend_type = 'walpilot worker'");
+	# the sweep runs at worker start: after the restart delay (5 s) and the
+	# exiting worker's own clean-up, which a slow machine stretches
 	my $n = 1;
-	foreach my $i (1 .. 8)
+	foreach my $i (1 .. 60)
 	{
 		$n = leftovers();
 		last if $n == 0;

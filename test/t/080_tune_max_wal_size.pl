@@ -105,6 +105,12 @@ is($node->safe_psql('postgres', q{
 	'true', 'on: the raise is min(recommended, bound); bounded_by says which');
 
 # ---- walpilot.revert(): the DBA's file byte for byte ----
+# the raise after the revert's hold-off runs under a bound below the
+# smallest recommendation (twice the current 32MB); set before the revert,
+# so the hold-off cannot end under the old bound (walpilot never lowers a
+# raise it made when the bound comes down)
+$node->append_conf('postgresql.conf', "walpilot.max_wal_size_max = 40MB\n");
+$node->reload;
 $node->safe_psql('postgres', 'SELECT walpilot.revert()');
 WalpilotTest::wait_for_dba_file('revert');
 ok($node->poll_query_until('postgres', q{SELECT current_setting('max_wal_size') = '32MB'}),
@@ -115,10 +121,7 @@ is($node->safe_psql('postgres', q{
 	"$raised|(DBA's)|walpilot.revert() or DROP EXTENSION", 'revert: a decision row');
 
 # after walpilot.tune_interval the evidence (the same checkpoints) still
-# holds: raised again, now always cut by a bound below the smallest
-# recommendation (twice the current 32MB)
-$node->append_conf('postgresql.conf', "walpilot.max_wal_size_max = 40MB\n");
-$node->reload;
+# holds: raised again, now always cut by the 40MB bound
 ok($node->poll_query_until('postgres',
 		q{SELECT setting::int > 32 FROM pg_settings WHERE name = 'max_wal_size'}),
 	'after the hold-off: raised again');
