@@ -26,6 +26,19 @@ sub leftovers
 	return scalar @f;
 }
 
+# the probe files left once none are, or after $secs seconds
+sub leftovers_within
+{
+	my ($secs) = @_;
+	my $n = leftovers();
+	for (my $i = 0; $n > 0 && $i < $secs; $i++)
+	{
+		sleep 1;
+		$n = leftovers();
+	}
+	return $n;
+}
+
 # a long probe in the background; returns the harness and its stderr
 sub start_probe
 {
@@ -74,14 +87,8 @@ note("probe files left while pg_wal was read-only: $left_while_ro");
 	$node->safe_psql('postgres', "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE backend_type = 'walpilot worker'");
 	# the sweep runs at worker start: after the restart delay (5 s) and the
 	# exiting worker's own clean-up, which a slow machine stretches
-	my $n = 1;
-	foreach my $i (1 .. 60)
-	{
-		$n = leftovers();
-		last if $n == 0;
-		sleep 1;
-	}
-	is($n, 0, 'a probe file that could not be removed is swept by the next worker');
+	is(leftovers_within(60), 0,
+		'a probe file that could not be removed is swept by the next worker');
 }
 unlink glob("$waldir/walpilot_probe.*");
 
@@ -96,16 +103,7 @@ ok($node->poll_query_until('postgres',
 		'SELECT worker_pid IS NOT NULL AND ticks > 0 FROM walpilot.status'),
 	'after SIGKILL of the probing backend the server is back with its worker');
 like(slurp_file($node->logfile, $log_offset), qr/reinitializing/, '(it was a crash restart)');
-{
-	my $n = 1;
-	foreach my $i (1 .. 8)
-	{
-		$n = leftovers();
-		last if $n == 0;
-		sleep 1;
-	}
-	is($n, 0, "the killed backend's probe file walpilot_probe.$pid is swept");
-}
+is(leftovers_within(8), 0, "the killed backend's probe file walpilot_probe.$pid is swept");
 unlink glob("$waldir/walpilot_probe.*");
 is($node->safe_psql('postgres', q{SELECT count(*) FROM walpilot.probe(0.2, ARRAY['fdatasync'])}),
 	'2', 'probing works after the crash restart');
