@@ -841,7 +841,8 @@ def main():
         total = sum(len(c[3]) for c in cells) * sc.reps
         if total == 0:
             raise SystemExit("nothing to run (all configurations skipped)")
-        est = total * (sc.duration + 2)
+        # a scenario may give a configuration its own run length (meta duration)
+        est = sc.reps * sum(c.meta.get("duration", sc.duration) + 2 for cell in cells for c in cell[3])
         log(f"   {total} runs, ~{est // 60} min")
         rng = random.Random(opts.seed)
         done = 0
