@@ -117,6 +117,7 @@ state_is_sane('after repeated probe errors');
 $pid = $node->safe_psql('postgres', $worker_q);
 $log_offset = -s $node->logfile;
 kill 'KILL', $pid;
+wait_crash_restart($node, $log_offset);
 ok($node->poll_query_until('postgres',
 		"SELECT worker_pid IS NOT NULL AND worker_pid <> $pid AND ticks > 0 FROM walpilot.status"),
 	'after SIGKILL of the worker, a new worker runs');

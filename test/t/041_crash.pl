@@ -56,6 +56,7 @@ my $victim = $node->safe_psql('postgres', q{
 my $log_offset = -s $node->logfile;
 kill 'KILL', $victim;
 $load->finish;
+wait_crash_restart($node, $log_offset);
 ok($node->poll_query_until('postgres',
 		'SELECT worker_pid IS NOT NULL AND ticks > 0 FROM walpilot.status'),
 	'after the crash restart the worker runs');

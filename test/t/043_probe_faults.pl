@@ -99,6 +99,7 @@ unlink glob("$waldir/walpilot_probe.*");
 my $log_offset = -s $node->logfile;
 kill 'KILL', $pid;
 $h->finish;
+wait_crash_restart($node, $log_offset);
 ok($node->poll_query_until('postgres',
 		'SELECT worker_pid IS NOT NULL AND ticks > 0 FROM walpilot.status'),
 	'after SIGKILL of the probing backend the server is back with its worker');

@@ -94,6 +94,7 @@ my $wpid = $node->safe_psql('postgres',
 	"SELECT pid FROM pg_stat_activity WHERE backend_type = 'walpilot worker'");
 stop_load();
 kill 'KILL', $wpid;
+wait_crash_restart($node, $log_offset);
 ok($node->poll_query_until('postgres', q{
 	SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'walpilot worker'}),
 	'the server restarts after the crash');

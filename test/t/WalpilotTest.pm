@@ -23,7 +23,7 @@ use Time::HiRes qw(time);
 
 our @EXPORT =
   qw(emulator_library emulator_shim walpilot_node start_emulated emulated_node
-  start_insert_load poll_for build_probe_module);
+  start_insert_load poll_for wait_crash_restart build_probe_module);
 our @EXPORT_OK = qw(server_settings_node dba_auto_conf slurp_bytes start_load
   stop_load wait_for_trial_value wait_for_dba_file decisions_text);
 our %EXPORT_TAGS = (server_settings => \@EXPORT_OK);
@@ -122,6 +122,20 @@ sub poll_for
 		select(undef, undef, undef, 0.25);
 	}
 	return 0;
+}
+
+# After a SIGKILL of a child ($offset: the log's size before it), wait until
+# the postmaster has reinitialised and accepts connections.  Polling with
+# psql meanwhile can die: psql exits at once ("the database system is in
+# recovery mode"), and IPC::Run, writing the query to its stdin, raises the
+# EPIPE as an error that poll_query_until does not catch.
+sub wait_crash_restart
+{
+	my ($node, $offset) = @_;
+	$node->wait_for_log(
+		qr/all server processes terminated; reinitializing.*database system is ready to accept connections/s,
+		$offset);
+	return;
 }
 
 # build $name.so from C source in the node's base directory; returns its path
