@@ -13,7 +13,7 @@
 # of test/chroot, where test/versions sets it).
 PGVER=${WP_PGVER:-15}
 PGBIN=/usr/lib/postgresql/$PGVER/bin
-WP_PACKAGES="postgresql-$PGVER postgresql-server-dev-$PGVER postgresql-$PGVER-pg-wait-sampling postgresql-contrib libipc-run-perl libfaketime locales make gcc"
+WP_PACKAGES="postgresql-$PGVER postgresql-server-dev-$PGVER postgresql-$PGVER-pg-wait-sampling postgresql-contrib libipc-run-perl libfaketime locales make gcc python3"
 sudo_cmd=()
 if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
 
@@ -92,7 +92,7 @@ wp_build_install()
 	fi
 	log "building with -Werror ($PG_CONFIG)"
 	make -C "$src" -s clean PG_CONFIG=$PG_CONFIG >/dev/null || return 1
-	make -C "$src" -s PG_CONFIG=$PG_CONFIG COPT="-Werror" || return 1
+	make -C "$src" -s -j"$(nproc)" PG_CONFIG=$PG_CONFIG COPT="-Werror" || return 1
 	"${sudo_cmd[@]}" make -C "$src" -s install PG_CONFIG=$PG_CONFIG >/dev/null || return 1
 	if [ -f "$src/test/emulator/Makefile" ]; then
 		make -C "$src/test/emulator" -s || return 1
