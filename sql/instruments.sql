@@ -45,10 +45,12 @@ DROP TABLE wp_instr;
 CREATE ROLE regress_wp_instr_monitor LOGIN IN ROLE pg_monitor;
 CREATE ROLE regress_wp_instr_plain LOGIN;
 SET ROLE regress_wp_instr_monitor;
-SELECT count(*) >= 0 AS ok FROM walpilot.wait_profile;
-SELECT count(*) >= 0 AS ok FROM walpilot.commit_latency;
-SELECT count(*) >= 0 AS ok FROM walpilot.timeline;
-SELECT samples_taken >= 0 AS ok FROM walpilot.status;
+-- what the profile and the timeline hold depends on the worker's timing:
+-- those two are permission checks (the query runs; it prints a constant)
+SELECT 'read' AS wait_profile FROM (SELECT count(*) FROM walpilot.wait_profile) s;
+SELECT count(*) AS buckets FROM walpilot.commit_latency;
+SELECT 'read' AS timeline FROM (SELECT count(*) FROM walpilot.timeline) s;
+SELECT count(*) AS rows FROM walpilot.status;
 SET ROLE regress_wp_instr_plain;
 SELECT count(*) FROM walpilot.wait_profile;
 SELECT count(*) FROM walpilot.commit_latency;

@@ -33,6 +33,7 @@ is($node->safe_psql('postgres', 'SELECT mode FROM walpilot.status'),
 
 # The loop runs: ticks advance at about 1000 / sample_interval per second.
 my $t0 = $node->safe_psql('postgres', 'SELECT ticks FROM walpilot.status');
+# a fixed window: the ticks in it are the measurement
 sleep 1;
 my $t1 = $node->safe_psql('postgres', 'SELECT ticks FROM walpilot.status');
 cmp_ok($t1 - $t0, '>=', 20, "worker ticks advance (got " . ($t1 - $t0) . " in ~1 s)");
@@ -46,12 +47,15 @@ ok($node->poll_query_until('postgres',
 	'mode and sample interval change by reload reach status');
 
 # An invalid value in the file is refused on reload; the old value stays.
+# The valid mode change in the same reload shows when the worker has
+# read the file.
 my $log_offset = -s $node->logfile;
-$node->append_conf('postgresql.conf', "walpilot.sample_interval = 0\n");
+$node->append_conf('postgresql.conf', "walpilot.sample_interval = 0\nwalpilot.mode = 'observe'\n");
 $node->reload;
 ok($node->wait_for_log(qr/0 ms is outside the valid range for parameter "walpilot.sample_interval"/,
 		$log_offset), 'invalid value is reported in the log');
-sleep 1;
+ok($node->poll_query_until('postgres', "SELECT mode = 'observe' FROM walpilot.status"),
+	'the worker applies the valid line of that reload');
 is($node->safe_psql('postgres', 'SELECT sample_interval_ms FROM walpilot.status'),
 	'50', 'invalid reload value is not applied');
 $node->append_conf('postgresql.conf', "walpilot.sample_interval = 10\n");

@@ -201,8 +201,11 @@ cmp_ok($node->safe_psql('postgres', 'SELECT samples_taken FROM walpilot.status')
 $node->safe_psql('postgres', 'CREATE TABLE wp_ins (a int)');
 $node->append_conf('postgresql.conf', "commit_delay = 3000\ncommit_siblings = 0\n");
 $node->reload;
-$node->poll_query_until('postgres', "SELECT current_setting('commit_delay') = '3000'");
-sleep 1;
+# the worker, whose sampler infers the sleep while commit_delay > 0, has
+# read the file too: walpilot.settings shows the value it configured
+ok($node->poll_query_until('postgres', q{
+	SELECT configured_value = '3000' FROM walpilot.settings WHERE name = 'commit_delay'}),
+	'the worker sees commit_delay = 3000');
 my $script = $node->basedir . '/insert.sql';
 PostgreSQL::Test::Utils::append_to_file($script, "INSERT INTO wp_ins VALUES (1);\n");
 reset_both();

@@ -55,9 +55,15 @@ ok($node->poll_query_until('postgres',
 	'a good value applies at reload');
 is($node->safe_psql('postgres', 'SELECT count(*) FROM walpilot.setting_errors'),
 	'0', 'no error is listed once the lines are good');
+my $offset = -s $node->logfile;
 $node->append_conf('postgresql.conf', "walpilot.sample_interval = 5000\n");
 $node->reload;
-sleep 1;
+# the postmaster has read the file (a session forked before would show the
+# previous value anyway)
+ok($node->wait_for_log(
+		qr/5000( ms)? is outside the valid range for parameter "walpilot.sample_interval"/,
+		$offset),
+	'the bad value at reload is reported in the log');
 is($node->safe_psql('postgres', 'SHOW walpilot.sample_interval'), '20ms',
 	'a bad value at reload keeps the previous value');
 is($node->safe_psql('postgres',

@@ -67,6 +67,10 @@ ok($node->poll_query_until('postgres', "SELECT ($effective) = '0'"),
 ok($node->poll_query_until('postgres',
 		q{SELECT count(*) > 0 FROM walpilot.decisions WHERE reason LIKE 'walpilot.revert()%'}),
 	'revert is a decision row');
+ok($node->poll_query_until('postgres',
+		q{SELECT pilot_reason LIKE 'held off until %' FROM walpilot.status}),
+	'the pilot is held off after revert()');
+# a fixed window: the pilot must not re-engage within it
 sleep 3;
 is($node->safe_psql('postgres', $effective), '0',
 	'the pilot does not re-engage right after revert()');
@@ -89,14 +93,8 @@ $node->reload;
 ok($node->poll_query_until('postgres', "SELECT ($effective)::int > 0"),
 	'mode = tune tunes again');
 $node->safe_psql('postgres', 'DROP EXTENSION walpilot');
-my $dropped_show;
-foreach my $try (1 .. 30)
-{
-	$dropped_show = $node->safe_psql('postgres', $show_after_commit);
-	last if $dropped_show eq '0';
-	sleep 1;
-}
-is($dropped_show, '0', 'DROP EXTENSION puts the configured value back');
+ok($node->poll_query_until('postgres', $show_after_commit, '0'),
+	'DROP EXTENSION puts the configured value back');
 $load->kill_kill;
 $node->safe_psql('postgres', 'CREATE EXTENSION walpilot');
 $node->restart;

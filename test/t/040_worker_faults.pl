@@ -73,9 +73,8 @@ unlike(slurp_file($node->logfile, $log_offset),
 	qr/terminating any other active server processes|was terminated by signal/,
 	'no crash-restart');
 my $t0 = $node->safe_psql('postgres', 'SELECT ticks FROM walpilot.status');
-sleep 1;
-cmp_ok($node->safe_psql('postgres', 'SELECT ticks FROM walpilot.status'),
-	'>', $t0, 'the new worker ticks');
+ok($node->poll_query_until('postgres', "SELECT ticks > $t0 FROM walpilot.status"),
+	'the new worker ticks');
 state_is_sane('after five terminations');
 
 #
@@ -88,18 +87,13 @@ $log_offset = -s $node->logfile;
 $node->append_conf('postgresql.conf', "walpilot.probe_interval = 10\n");
 chmod(0555, $waldir) or die "chmod: $!";
 $node->reload;
-my $failures = 0;
-foreach my $i (1 .. 60)
-{
+wait_until('the periodic probe failed repeatedly and said so', 60, sub {
 	my @hits = (slurp_file($node->logfile, $log_offset) =~ /walpilot periodic probe failed/g);
-	$failures = scalar @hits;
-	last if $failures >= 2;
-	sleep 1;
-}
+	return @hits >= 2;
+});
 chmod(0700, $waldir) or die "chmod: $!";
 $node->append_conf('postgresql.conf', "walpilot.probe_interval = 0\n");
 $node->reload;
-cmp_ok($failures, '>=', 2, 'the periodic probe failed repeatedly and said so');
 is($node->safe_psql('postgres', $worker_q), $pid,
 	'the worker kept running through its repeated errors');
 is($node->safe_psql('postgres', 'SELECT pg_postmaster_start_time()'),

@@ -26,19 +26,6 @@ sub leftovers
 	return scalar @f;
 }
 
-# the probe files left once none are, or after $secs seconds
-sub leftovers_within
-{
-	my ($secs) = @_;
-	my $n = leftovers();
-	for (my $i = 0; $n > 0 && $i < $secs; $i++)
-	{
-		sleep 1;
-		$n = leftovers();
-	}
-	return $n;
-}
-
 # a long probe in the background; returns the harness and its stderr
 sub start_probe
 {
@@ -72,23 +59,37 @@ is($node->safe_psql('postgres', q{SELECT count(*) FROM walpilot.probe(0.2, ARRAY
 #
 # the WAL directory becomes read-only while a probe runs
 #
+# The directory turns read-only once the probe's file exists (start_probe
+# waits for it) and 3 s before the probe ends: the probe writes to its open
+# file to the end, and then cannot unlink it.
 my $out;
 ($h, $err, $pid, $out) = start_probe(q{SELECT count(*) FROM walpilot.probe(3, ARRAY['fdatasync'])});
 chmod(0555, $waldir) or die "chmod: $!";
 $h->finish;
-my $left_while_ro = leftovers();
+my $left_while_ro = -e "$waldir/walpilot_probe.$pid" ? 1 : 0;
+my $left_all = leftovers();
 chmod(0700, $waldir) or die "chmod: $!";
 is($node->safe_psql('postgres', 'SELECT 1'), '1', 'server up after the read-only WAL directory');
 unlike(slurp_file($node->logfile), qr/PANIC/, 'no PANIC');
 like($$out, qr/^\s*2$/m, 'the probe ran to its end (its file was already open)');
-note("probe files left while pg_wal was read-only: $left_while_ro");
+# what the sweep below is for: a file the probe could not remove
+is("$left_while_ro/$left_all", '1/1',
+	"the probe's file walpilot_probe.$pid is left: it could not be removed while pg_wal was read-only");
 # the next worker sweeps it
 {
+	# the backend that probed has exited (the sweep spares a live pid)
+	$node->poll_query_until('postgres',
+		"SELECT count(*) = 0 FROM pg_stat_activity WHERE pid = $pid")
+	  or die "the probing backend $pid did not exit";
+	my $sweep_offset = -s $node->logfile;
 	$node->safe_psql('postgres', "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE backend_type = 'walpilot worker'");
 	# the sweep runs at worker start: after the restart delay (5 s) and the
 	# exiting worker's own clean-up, which a slow machine stretches
-	is(leftovers_within(60), 0,
-		'a probe file that could not be removed is swept by the next worker');
+	wait_until('a probe file that could not be removed is swept by the next worker',
+		60, sub { leftovers() == 0 });
+	wait_until('the worker logs the file it swept', 10,
+		sub { slurp_file($node->logfile, $sweep_offset)
+			  =~ /removed stale walpilot probe file "pg_wal\/walpilot_probe\.$pid"/ });
 }
 unlink glob("$waldir/walpilot_probe.*");
 
@@ -104,7 +105,8 @@ ok($node->poll_query_until('postgres',
 		'SELECT worker_pid IS NOT NULL AND ticks > 0 FROM walpilot.status'),
 	'after SIGKILL of the probing backend the server is back with its worker');
 like(slurp_file($node->logfile, $log_offset), qr/reinitializing/, '(it was a crash restart)');
-is(leftovers_within(8), 0, "the killed backend's probe file walpilot_probe.$pid is swept");
+wait_until("the killed backend's probe file walpilot_probe.$pid is swept", 8,
+	sub { leftovers() == 0 });
 unlink glob("$waldir/walpilot_probe.*");
 is($node->safe_psql('postgres', q{SELECT count(*) FROM walpilot.probe(0.2, ARRAY['fdatasync'])}),
 	'2', 'probing works after the crash restart');

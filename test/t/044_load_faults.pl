@@ -70,6 +70,7 @@ ok($node->poll_query_until('postgres',
 my $load = pgbench($insert, 2, 12);
 my ($t0, $m0, $c0) = split /\|/, $node->safe_psql('postgres',
 	'SELECT ticks, missed_ticks, commits_timed FROM walpilot.status');
+# a fixed window: the ticks in it are the measurement
 sleep 5;
 my ($t1, $m1, $c1) = split /\|/, $node->safe_psql('postgres',
 	'SELECT ticks, missed_ticks, commits_timed FROM walpilot.status');
@@ -89,25 +90,45 @@ is($node->safe_psql('postgres', $negatives), '0/0/0/0/0', 'no negative value wit
 #
 # resets over and over, mid-run, under a write load and around checkpoints
 #
+# The targets that reset what walpilot reads: its checkpoint counters are
+# pg_stat_bgwriter's up to 16 and pg_stat_checkpointer's from 17; its WAL
+# writes and syncs are pg_stat_wal's up to 17 and pg_stat_io's from 18.
+my $version = $node->safe_psql('postgres', 'SHOW server_version_num');
+my ($ckpt_target, $ckpt_view) = $version >= 170000
+  ? ('checkpointer', 'pg_stat_checkpointer') : ('bgwriter', 'pg_stat_bgwriter');
+my @wal_targets = $version >= 180000 ? ('wal', 'io') : ('wal');
+my $reset_wal = join('', map { "SELECT pg_stat_reset_shared('$_');\n" } @wal_targets);
+my $reset_ckpt = "SELECT pg_stat_reset_shared('$ckpt_target');\n";
+# every view walpilot reads was reset after $since
+my $reset_since = qq{
+	SELECT (SELECT stats_reset > '%s' FROM $ckpt_view)
+	   AND (SELECT stats_reset > '%s' FROM pg_stat_wal)}
+  . ($version >= 180000 ? q{
+	   AND (SELECT bool_and(stats_reset > '%s') FROM pg_stat_io WHERE object = 'wal')} : '');
 $node->safe_psql('postgres', 'SELECT walpilot.reset()');
 $load = pgbench($insert, 4, 15);
 foreach my $round (1 .. 5)
 {
-	$node->safe_psql('postgres', q{
-		SELECT pg_stat_reset_shared('wal');
-		SELECT pg_stat_reset_shared('bgwriter');
+	my $since = $node->safe_psql('postgres', 'SELECT clock_timestamp()');
+	# the pg_sleep()s are part of the pattern: resets in different seconds
+	$node->safe_psql('postgres', $reset_wal . $reset_ckpt . q{
 		CHECKPOINT;
-		SELECT pg_stat_reset_shared('bgwriter');
-		SELECT pg_stat_reset_shared('wal');
+	} . $reset_ckpt . $reset_wal . q{
 		SELECT pg_sleep(0.6);
 		SELECT walpilot.reset();
 		SELECT pg_sleep(0.6);
-		SELECT pg_stat_reset_shared('wal');});
+	} . $reset_wal);
+	is($node->safe_psql('postgres', sprintf($reset_since, ($since) x 3)), 't',
+		"round $round: pg_stat_reset_shared() reset " . join(', ', @wal_targets, $ckpt_target));
 	is($node->safe_psql('postgres', $negatives), '0/0/0/0/0',
 		"round $round: no negative delta after pg_stat_reset_shared() and walpilot.reset()");
 }
 $load->finish;
-sleep 2;
+# the second of the last reset and the one after it are closed
+my $load_end = $node->safe_psql('postgres', 'SELECT now()');
+ok($node->poll_query_until('postgres',
+		"SELECT max(ts) > '$load_end'::timestamptz + interval '1 s' FROM walpilot.timeline"),
+	'the timeline closes the seconds after the load');
 is($node->safe_psql('postgres', $negatives), '0/0/0/0/0',
 	'no negative delta once the seconds around the resets are closed')
   or diag($node->safe_psql('postgres', q{
@@ -119,7 +140,7 @@ is($node->safe_psql('postgres', $negatives), '0/0/0/0/0',
 	    OR commit_max_us < 0 OR active_backends < 0 OR cpu_backends < 0
 	    OR commits_per_flush < 0 OR checkpointer_busy < 0}));
 cmp_ok($node->safe_psql('postgres', 'SELECT count(*) FROM walpilot.checkpoints'),
-	'>=', 1, 'checkpoints are recorded across bgwriter-stats resets');
+	'>=', 1, "checkpoints are recorded across $ckpt_target-stats resets");
 cmp_ok($node->safe_psql('postgres', 'SELECT commits_timed FROM walpilot.status'),
 	'>', 0, 'commit timing goes on after the resets');
 cmp_ok($node->safe_psql('postgres', q{

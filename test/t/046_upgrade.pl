@@ -138,14 +138,8 @@ SKIP:
 
 	ok($node->poll_query_until('postgres', $in_trial), 'a trial runs');
 	$node->safe_psql('postgres', 'DROP EXTENSION walpilot');
-	my $shown = '';
-	foreach my $i (1 .. 20)
-	{
-		$shown = $node->safe_psql('postgres', $show);
-		last if $shown eq '0/5';
-		sleep 1;
-	}
-	is($shown, '0/5', 'after DROP EXTENSION mid-trial sessions run the DBA\'s settings');
+	ok($node->poll_query_until('postgres', $show, '0/5'),
+		'after DROP EXTENSION mid-trial sessions run the DBA\'s settings');
 	is(slurp_file($auto_conf), $auto_before,
 		'DROP EXTENSION mid-trial: postgresql.auto.conf byte-for-byte as before');
 

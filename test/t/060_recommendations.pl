@@ -135,6 +135,7 @@ is(rec($roomy, 'commit_delay'), '', 'roomy: fast flush: no commit_delay advice')
 #
 # a bulk load: wal_buffers (tight)
 #
+my $bulk_from = $roomy->safe_psql('postgres', 'SELECT now()');
 for my $node ($tight, $roomy)
 {
 	$node->safe_psql('postgres', q{
@@ -146,7 +147,13 @@ ok($tight->poll_query_until('postgres',
 	'tight: wal_buffers_full under a bulk load: wal_buffers advice');
 like(rec($tight, 'wal_buffers'), qr/^64kB\|\d+[kMG]B\|true\|ALTER SYSTEM SET wal_buffers = '\d+[kMG]B'; -- then restart the server$/,
 	'tight: wal_buffers needs a restart, and says so');
-sleep 2;	# pg_stat_wal counts arrive about a second late
+# pg_stat_wal counts arrive about a second late: roomy's advice is read
+# once its timeline has the bulk load's WAL records (wal_buffers_full comes
+# with them)
+ok($roomy->poll_query_until('postgres', qq{
+	SELECT sum(wal_records) >= 200000 FROM walpilot.timeline
+	 WHERE ts >= date_trunc('second', '$bulk_from'::timestamptz)}),
+	'roomy: the timeline has the bulk load\'s WAL records');
 is(rec($roomy, 'wal_buffers'), '', 'roomy: no full WAL buffers: no wal_buffers advice');
 
 #

@@ -301,4 +301,23 @@ sub decisions_text
 	return $rc == 0 ? $out : "(walpilot.decisions cannot be read: $err)";
 }
 
+# Poll $cond (a sub) every 0.2 s until it returns true, for at most $secs
+# seconds: a test named $what that passes when it did and fails saying so
+# when it did not (instead of a fixed sleep).  Returns whether it did.
+push @EXPORT, 'wait_until';
+sub wait_until
+{
+	my ($what, $secs, $cond) = @_;
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+	my $end = time() + $secs;
+	my $done = $cond->();
+	while (!$done && time() < $end)
+	{
+		select(undef, undef, undef, 0.2);
+		$done = $cond->();
+	}
+	ok($done, $what) or diag("timed out after $secs s waiting for: $what");
+	return $done;
+}
+
 1;
