@@ -5,7 +5,10 @@
 # method) and "roomy" (ample sizes, every method as fast as the others;
 # real_sync=0, so that the real disk of a busy shared machine cannot make
 # its flushes slow), under the same loads.
-# walpilot-test: alone (its fast-disk server must measure a fast disk)
+# Shares the machine: the fast disk is emulated with real_sync=0 and the
+# slow one's 3 ms fdatasync dwarfs the real one, so a busy machine only
+# makes the emulated flushes a little late (passed with two busy loops on
+# both cores beside it).
 use strict;
 use warnings;
 use IPC::Run;

@@ -2,7 +2,9 @@
 # wal_writer_delay on an emulated slow disk (8 ms per flush) keeps the WAL
 # writer syncing most of the time -- advice; the same delay on an emulated
 # fast disk (0.2 ms) costs little -- none; the default 200 ms -- none.
-# walpilot-test: alone (its fast-disk server must measure a fast disk)
+# Shares the machine: every disk here is emulated with real_sync=0, so a
+# busy machine only makes the emulated flushes a little late (passed with
+# two busy loops on both cores beside it).
 use strict;
 use warnings;
 use FindBin;
