@@ -129,25 +129,12 @@ $wpid = $node->safe_psql('postgres',
 	"SELECT pid FROM pg_stat_activity WHERE backend_type = 'walpilot worker'");
 my ($pmpid) = split /\n/, slurp_bytes("$pgdata/postmaster.pid");
 # the trial value may have gone again (the arms alternate): kill while it
-# is in the file, watched closely
-my $in_file = 0;
-for (1 .. 600)
-{
-	$in_file = (slurp_bytes($autoconf) // '') =~ /'512kB'/;
-	last if $in_file;
-	select(undef, undef, undef, 0.1);
-}
+# is in the file
+wait_until('the trial value is in postgresql.auto.conf to kill the postmaster on',
+	60, sub { (slurp_bytes($autoconf) // '') =~ /'512kB'/ });
 kill 'KILL', $pmpid, $wpid;
 stop_load();
-ok($in_file, 'the trial value is in postgresql.auto.conf when the postmaster is killed (within 60 s)');
-my $gone = 0;
-for (1 .. 300)
-{
-	$gone = !kill 0, $pmpid;
-	last if $gone;
-	select(undef, undef, undef, 0.1);
-}
-ok($gone, 'the killed postmaster is gone (within 30 s)');
+wait_until('the killed postmaster is gone', 30, sub { !kill 0, $pmpid });
 # The one case nothing can revert (a start without walpilot would read
 # this file): the comment says where the DBA's file is, and that saved
 # file is exactly theirs (the documented recovery copies it back).
