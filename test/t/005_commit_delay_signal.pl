@@ -41,15 +41,11 @@ sub timed_commits
 		[ 'psql', '-X', '-q', '-h', $node->host, '-p', $node->port, '-d', 'postgres',
 		  '-f', $script ],
 		'<', \undef, '>', \$out, '2>', \$err);
-	my $pid;
-	for (1 .. 200)
-	{
-		$pid = $node->safe_psql('postgres',
-			"SELECT pid FROM pg_stat_activity WHERE application_name = 'sleeper'");
-		last if $pid;
-		usleep(10_000);
-	}
-	die "sleeper session not found" unless $pid;
+	$node->poll_query_until('postgres',
+		"SELECT count(*) = 1 FROM pg_stat_activity WHERE application_name = 'sleeper'")
+	  or die "sleeper session not found";
+	my $pid = $node->safe_psql('postgres',
+		"SELECT pid FROM pg_stat_activity WHERE application_name = 'sleeper'");
 	# the commits start after the pg_sleep (3 s: room for two psql calls on a
 	# slow machine to see it)
 	my $ev = "SELECT wait_event FROM pg_stat_activity WHERE pid = $pid";
@@ -60,6 +56,7 @@ sub timed_commits
 	my $t0 = time;
 	while ($h->pumpable)
 	{
+		# the 2-ms signal interval is what is measured, not a wait
 		kill('USR1', $pid) if $signal;
 		usleep(2_000);
 		$h->pump_nb;

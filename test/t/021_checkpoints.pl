@@ -113,10 +113,13 @@ ok($node->poll_query_until('postgres', qq{
 	'log_checkpoints = off: reason requested and phase times');
 
 # ---- the ring survives a worker restart, not a server restart ----
-$node->safe_psql('postgres', q{
-	SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-	 WHERE backend_type = 'walpilot worker'});
-$node->poll_query_until('postgres', 'SELECT worker_pid IS NOT NULL FROM walpilot.status');
+# a new pid: right after the terminate the old one may still be shown
+my $wpid = $node->safe_psql('postgres', 'SELECT worker_pid FROM walpilot.status');
+ok($wpid =~ /^\d+$/, "the worker runs (pid $wpid)");
+$node->safe_psql('postgres', "SELECT pg_terminate_backend($wpid)");
+ok($node->poll_query_until('postgres',
+		"SELECT worker_pid IS NOT NULL AND worker_pid <> $wpid FROM walpilot.status"),
+	'the terminated worker is restarted');
 cmp_ok(nrows('true'), '>=', $n0 + 1, 'records survive a worker restart');
 unlike(slurp_file($node->logfile), qr/PANIC|was terminated by signal/,
 	'no crash');

@@ -8,6 +8,9 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep);
+use FindBin;
+use lib $FindBin::Bin;
+use WalpilotTest;
 
 # ---- translated log lines (a locale with a PostgreSQL translation) ----
 my $locale;
@@ -85,6 +88,8 @@ $node->safe_psql('postgres',
 	'CREATE EXTENSION walpilot; CREATE TABLE t (id int, pad text)');
 # checkpoints closer together than pg_control is read: every one ends
 # (a record that was not the newest any more used to stay open for ever)
+# (the pause is the scenario, not a wait: shorter than the worker's 2-s
+# pg_control poll, long enough for the worker to see the first one start)
 $node->safe_psql('postgres', 'CHECKPOINT');
 usleep(600_000);
 $node->safe_psql('postgres', 'CHECKPOINT');
@@ -110,15 +115,23 @@ ok($node->poll_query_until('postgres',
 	'a spread checkpoint is running (detected without log_checkpoints)');
 
 my $control = $node->data_dir . '/global/pg_control';
-# the checkpointer writes pg_control only at the end: keep the window short
+# the checkpointer writes pg_control only at the end: keep the window short,
+# just until the worker has failed to read it and ticked on after that
+my $log_offset = -s $node->logfile;
 chmod(0000, $control) or die "chmod: $!";
-sleep 3;
+# (bounded in seconds, not wait_for_log's minutes: the checkpoint has 15)
+wait_until('the failed read is logged', 12, sub {
+	substr(slurp_file($node->logfile), $log_offset) =~
+	  /LOG:  walpilot could not read the control file: could not open file "[^"]*global\/pg_control"/;
+});
+my $ticks = $node->safe_psql('postgres', 'SELECT ticks FROM walpilot.status');
+wait_until('the worker ticks on after the failed read', 5, sub {
+	$node->safe_psql('postgres',
+		"SELECT ticks >= $ticks + 3 FROM walpilot.status") eq 't';
+});
 my $still = $node->safe_psql('postgres', 'SELECT worker_pid FROM walpilot.status');
 chmod(0600, $control) or die "chmod: $!";
 is($still, $wpid, 'the worker survives an unreadable pg_control (same pid)');
-like(slurp_file($node->logfile),
-	qr/LOG:  walpilot could not read the control file: could not open file "[^"]*global\/pg_control"/,
-	'the failed read is logged');
 
 ok($node->poll_query_until('postgres',
 		'SELECT count(*) = 0 FROM walpilot.checkpoints WHERE finished_at IS NULL'),

@@ -43,9 +43,9 @@ $primary->safe_psql('postgres',
 	"INSERT INTO t SELECT g, repeat('x', 200) FROM generate_series(1, 50000) g");
 $primary->wait_for_catchup($standby);
 my $t0 = $standby->safe_psql('postgres', 'SELECT ticks FROM walpilot.status');
-sleep 1;
-cmp_ok($standby->safe_psql('postgres', 'SELECT ticks FROM walpilot.status'),
-	'>', $t0, 'the worker ticks on the standby');
+ok($standby->poll_query_until('postgres',
+		"SELECT ticks > $t0 FROM walpilot.status"),
+	'the worker ticks on the standby');
 ok($standby->poll_query_until('postgres', q{
 	SELECT count(*) > 0 FROM walpilot.wait_profile
 	 WHERE backend_type IN ('walreceiver', 'startup')}),
@@ -61,13 +61,21 @@ my $st = $standby->safe_psql('postgres',
 my ($mode, $pstate, $psetting, $nocand) = split /\|/, $st;
 is($mode, 'tune', 'standby status: mode tune');
 is($pstate, 'idle', 'standby status: the pilot is idle');
-isnt($psetting, '', 'standby status: pilot_setting is not an empty string');
+# the configured commit_delay and commit_siblings (the defaults), neither
+# NULL nor empty
+is($psetting, 'delay 0 us, siblings 5',
+	'standby status: pilot_setting is the configured setting');
 is($nocand, 't', 'standby status: no candidate on trial');
 
-# a few seconds of primary load: no trial, no decision, no setting change
+# primary load, replayed, and three seconds the worker closed after it:
+# no trial, no decision, no setting change
 $primary->safe_psql('postgres',
 	"INSERT INTO t SELECT g, repeat('y', 200) FROM generate_series(1, 50000) g");
-sleep 3;
+$primary->wait_for_catchup($standby);
+my $replayed = $standby->safe_psql('postgres', 'SELECT now()');
+ok($standby->poll_query_until('postgres',
+		"SELECT count(*) >= 3 FROM walpilot.timeline WHERE ts > '$replayed'"),
+	'the worker closes seconds after the load is replayed');
 is($standby->safe_psql('postgres', 'SELECT count(*) FROM walpilot.decisions'),
 	'0', 'no decision is taken on the standby');
 is(slurp_file($standby->data_dir . '/postgresql.auto.conf'), $auto_conf,

@@ -74,33 +74,72 @@ ok($node->poll_query_until('postgres', q{
 	SELECT count(*) > 0 FROM walpilot.decisions
 	 WHERE setting = 'checkpoint_flush_after' AND outcome IS NOT NULL}),
 	'the trial ends in a verdict');
-my $verdict = $node->safe_psql('postgres', q{
-	SELECT outcome FROM walpilot.decisions
+my ($began, $current, $candidate, $verdict) = split /\|/,
+  $node->safe_psql('postgres', q{
+	SELECT decided_at, old_value, new_value, outcome FROM walpilot.decisions
 	 WHERE setting = 'checkpoint_flush_after' AND outcome IS NOT NULL
 	 ORDER BY decided_at LIMIT 1});
 like($verdict, qr/^(kept|rejected): /, "verdict: $verdict");
+is("$current $candidate", '256kB 512kB', 'the trial ran 512kB against 256kB');
 is($node->safe_psql('postgres', q{
 	SELECT count(*) > 0 FROM walpilot.checkpoints WHERE flush_after_kb = 512}),
 	't', 'the checkpointer ran a candidate window with 512kB');
-if ($verdict =~ /late|clearly worse/)
+
+# The trial's windows, in the order they ran: one spread checkpoint each,
+# the ones that completed between the trial's start and its verdict (a
+# window closes 2 s after its checkpoint, before the next one completes),
+# counted in the log.  ABBA: current, candidate, candidate, current; a
+# window that did not run with its arm's value would be run again and
+# break the order.
+ok($node->wait_for_log(qr/walpilot trial on checkpoint_flush_after ended: /),
+	'the verdict is logged');
+my ($during) = slurp_file($node->logfile) =~
+  /walpilot trial on checkpoint_flush_after starts: [^\n]*\n(.*?)walpilot trial on checkpoint_flush_after ended: /s;
+my $nwin = () = ($during // '') =~ /LOG:  checkpoint complete: /g;
+my @windows = map { [ split /\|/ ] } split /\n/,
+  $node->safe_psql('postgres', qq{
+	SELECT flush_after_kb || 'kB', reason, stall_seconds,
+	       extract(epoch FROM finished_at - started_at)
+	  FROM walpilot.checkpoints
+	 WHERE reason IN ('time', 'wal') AND finished_at > '$began'
+	 ORDER BY started_at LIMIT $nwin});
+cmp_ok($nwin, '>=', 2, 'the verdict came after at least one window per arm');
+is(join(' ', map { $_->[0] } @windows),
+	join(' ', map { ($current, $candidate, $candidate, $current)[ $_ % 4 ] }
+		  0 .. $nwin - 1),
+	"the trial's $nwin windows ran its arms in ABBA order, none skipped");
+if ($verdict =~ /, (\d+) pairs\)/)
 {
-	pass('an early stop needs no full trial');
+	my $pairs = $1;
+	cmp_ok($pairs, '>=', 2,
+		"a full verdict rests on at least 2 windows per arm ($verdict)");
+	is($nwin, 2 * $pairs, 'a full verdict comes after all its windows');
 }
 else
 {
-	my ($pairs) = $verdict =~ /(\d+) pairs/;
-	cmp_ok($pairs // 0, '>=', 2,
-		"a full verdict rests on at least 2 windows per arm ($verdict)");
-	is($node->safe_psql('postgres', q{
-		SELECT string_agg(flush_after_kb::text, ' ' ORDER BY started_at)
-		  FROM (SELECT flush_after_kb, started_at FROM walpilot.checkpoints
-		         WHERE reason IN ('time', 'wal') AND started_at >
-		               (SELECT min(decided_at) FROM walpilot.decisions
-		                 WHERE setting = 'checkpoint_flush_after'
-		                   AND reason LIKE 'trial: 512kB against 256kB%')
-		         ORDER BY started_at LIMIT 3) s}),
-		'512 512 256',
-		'the checkpoints after the trial began ran its arms in ABBA order, none skipped');
+	# An early stop: the guard, on a candidate window (the second or the
+	# third), before the trial's end -- and that window's own figures
+	# bear it out.
+	like($verdict,
+		qr/^rejected: (the checkpoint finished late|clearly worse)/,
+		"an early verdict is the guard's ($verdict)");
+	ok($nwin == 2 || $nwin == 3,
+		"an early verdict comes at a candidate window before the last ($nwin windows)");
+	my ($last, $first) = ($windows[-1] // [], $windows[0] // []);
+	if ($verdict =~ /finished late/)
+	{
+		# 30 s x 0.95, with pilot_flush.c's slack
+		ok(($last->[1] // '') eq 'time' && ($last->[3] // 0) > 30 * 0.95 * 1.2 + 5,
+			"the window the guard stopped at ran late (" . ($last->[3] // '?') . ' s)');
+	}
+	else
+	{
+		ok(defined $last->[2] && defined $first->[2]
+			  && $last->[2] ne '' && $first->[2] ne ''
+			  && $last->[2] >= 2 * $first->[2] + 3,
+			'the window the guard stopped at stalled clearly longer ('
+			  . ($last->[2] // '?') . ' s against ' . ($first->[2] // '?') . ' s)');
+	}
 }
 # the configured value's arm (or the verdict) removed walpilot's line: the
 # LOG line says so, not that walpilot stopped managing the setting

@@ -43,6 +43,24 @@ sub write_load
 
 my $decisions = q{SELECT count(*) FROM walpilot.decisions WHERE setting = 'max_wal_size'};
 
+# The worker weighs a raise in the tick in which the last checkpoint by WAL
+# volume gets its commit figures (about 2 s after it ends): wait for those
+# and for two more ticks, the time a raise would have taken, before
+# checking that none came.
+sub wait_until_weighed
+{
+	my ($what) = @_;
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+	my $ok = $node->poll_query_until('postgres', q{
+		SELECT commits IS NOT NULL FROM walpilot.checkpoints
+		 WHERE reason = 'wal' AND finished_at IS NOT NULL
+		 ORDER BY started_at DESC LIMIT 1});
+	my $ticks = $node->safe_psql('postgres', 'SELECT ticks FROM walpilot.status');
+	$ok &&= $node->poll_query_until('postgres',
+		"SELECT ticks > $ticks + 1 FROM walpilot.status");
+	ok($ok, "$what: the worker has weighed the last checkpoint by WAL volume");
+}
+
 # ---- off: the recommendation only ----
 ok(write_load(3), 'off: the load triggers checkpoints by WAL volume');
 ok($node->poll_query_until('postgres',
@@ -52,7 +70,7 @@ is($node->safe_psql('postgres', q{
 	SELECT current_value || '|' || (evidence ->> 'walpilot_applies_it')
 	  FROM walpilot.recommendations WHERE setting = 'max_wal_size'}),
 	'32MB|false', 'off: the recommendation says walpilot does not apply it');
-sleep 3;
+wait_until_weighed('off');
 is($node->safe_psql('postgres', 'SHOW max_wal_size'), '32MB',
 	'off: max_wal_size is the DBA\'s');
 is(slurp(), $dba_bytes, 'off: postgresql.auto.conf untouched');
@@ -156,7 +174,7 @@ is($node->safe_psql('postgres',
 	'dba', 'DBA: walpilot.settings: managed by the DBA');
 my $n = $node->safe_psql('postgres', $decisions);
 ok(write_load(2), 'DBA: the load triggers checkpoints by WAL volume again');
-sleep 3;
+wait_until_weighed('DBA');
 is($node->safe_psql('postgres', 'SHOW max_wal_size'), '48MB',
 	'DBA: a new write load does not make walpilot raise it again');
 is($node->safe_psql('postgres', $decisions), $n, 'DBA: and no new decision');
