@@ -130,8 +130,9 @@ is($standby->safe_psql('postgres', q{
 	SELECT string_agg(name || '/' || managed_by, ',' ORDER BY name) FROM walpilot.settings}),
 	'checkpoint_flush_after/default,commit_delay/default,commit_siblings/default',
 	'standby: walpilot.settings lists its knobs, none managed by walpilot');
-isnt($standby->safe_psql('postgres', 'SELECT coalesce(pilot_setting, \'\') FROM walpilot.status'),
-	'', 'pilot_setting on the standby is not an empty string');
+# the configured commit_delay and commit_siblings (the defaults); NULL fails
+is($standby->safe_psql('postgres', q{SELECT coalesce(pilot_setting, '<null>') FROM walpilot.status}),
+	'delay 0 us, siblings 5', 'pilot_setting on the standby is the configured setting');
 is($standby->safe_psql('postgres', 'SELECT current_setting(\'commit_delay\')'), '0',
 	'no trial value on the standby');
 is(slurp_file($standby->data_dir . '/postgresql.auto.conf'), $standby_auto,
