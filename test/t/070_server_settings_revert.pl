@@ -132,7 +132,12 @@ my ($pmpid) = split /\n/, slurp_bytes("$pgdata/postmaster.pid");
 # is in the file
 wait_until('the trial value is in postgresql.auto.conf to kill the postmaster on',
 	60, sub { (slurp_bytes($autoconf) // '') =~ /'512kB'/ });
-kill 'KILL', $pmpid, $wpid;
+# The worker is stopped first: on a busy machine the test could lose the
+# CPU between two kills, and a worker that sees its postmaster die first
+# reverts the file on its way out.
+kill 'STOP', $wpid;
+kill 'KILL', $pmpid;
+kill 'KILL', $wpid;
 stop_load();
 wait_until('the killed postmaster is gone', 30, sub { !kill 0, $pmpid });
 # The one case nothing can revert (a start without walpilot would read
