@@ -125,7 +125,9 @@ DROP SCHEMA walpilot;
 -- ... and with only the traps in place it installs without touching them
 CREATE EXTENSION walpilot;
 SELECT count(*) AS trap_calls FROM public.wp_trap_calls;
-SELECT count(*) >= 0 AS works FROM walpilot.status, walpilot.decisions;
+-- the views run with the traps in place (the trap count below is the check)
+SELECT 'ran' AS views FROM (SELECT count(*) FROM walpilot.status) s,
+  (SELECT count(*) FROM walpilot.decisions) d;
 SELECT count(*) AS trap_calls FROM public.wp_trap_calls;
 -- no object of the extension depends on anything outside pg_catalog and
 -- its own schema
