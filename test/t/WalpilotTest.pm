@@ -23,7 +23,7 @@ use Time::HiRes qw(time);
 
 our @EXPORT =
   qw(emulator_library emulator_shim walpilot_node start_emulated emulated_node
-  start_insert_load poll_for wait_crash_restart build_probe_module);
+  start_insert_load poll_for wait_until wait_crash_restart build_probe_module);
 our @EXPORT_OK = qw(server_settings_node dba_auto_conf slurp_bytes start_load
   stop_load wait_for_trial_value wait_for_dba_file decisions_text);
 our %EXPORT_TAGS = (server_settings => \@EXPORT_OK);
@@ -304,7 +304,6 @@ sub decisions_text
 # Poll $cond (a sub) every 0.2 s until it returns true, for at most $secs
 # seconds: a test named $what that passes when it did and fails saying so
 # when it did not (instead of a fixed sleep).  Returns whether it did.
-push @EXPORT, 'wait_until';
 sub wait_until
 {
 	my ($what, $secs, $cond) = @_;
