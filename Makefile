@@ -14,7 +14,8 @@ OBJS = \
 	src/gather.o \
 	src/commit_path.o \
 	src/settings.o \
-	src/settings_server.o \
+	src/settings_checkpointer.o \
+	src/settings_alter_system.o \
 	src/pilot_flush.o \
 	src/pilot_wal_size.o \
 	src/probe.o \

@@ -308,10 +308,16 @@ advise_max_wal_size(List **rows, const WpAdviceCheckpoint *ck, int nck)
 	r->confidence = a.confidence;
 	wp_advice_max_wal_size_evidence(&a, &r->evidence);
 	/* walpilot.tune_max_wal_size: the worker applies this very row */
-	wp_ev_bool(&r->evidence, "walpilot_applies_it",
-			   wp_mode == WP_MODE_TUNE && wp_tune_max_wal_size &&
-			   wp_server_setting_owner(WP_SS_MAX_WAL_SIZE, NULL, 0, NULL, 0) !=
-			   WP_SS_OWNER_DBA);
+	{
+		char		note[WP_AS_NOTE_LEN];
+
+		(void) wp_alter_system_state(NULL, NULL, note);
+		wp_ev_bool(&r->evidence, "walpilot_applies_it",
+				   wp_mode == WP_MODE_TUNE && wp_tune_max_wal_size &&
+				   strncmp(note, "hands off", 9) != 0);
+		if (note[0] != '\0')
+			wp_ev_str(&r->evidence, "walpilot_holds", note);
+	}
 	wp_ev_str(&r->evidence, "rule", "max_wal_size = wal_bytes_per_s x checkpoint_timeout x (1 + checkpoint_completion_target) x 1.1, at least twice the current; pg_wal may grow to about this size");
 	wp_ev_str(&r->evidence, "confidence_rule", "wal / (wal + timed checkpoints) x min(1, wal checkpoints / 4)");
 }

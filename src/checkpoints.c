@@ -311,6 +311,8 @@ wp_emit_log_hook(ErrorData *edata)
 			TimestampTz start = CheckpointStats.ckpt_start_t;
 			WpCheckpoint *c;
 
+			/* before BufferSync reads it; the record shows what ran */
+			wp_ckpt_setting_at_checkpoint_start();
 			SpinLockAcquire(&wp_ckpt->mutex);
 			c = open_record(WP_CKPT_SRC_LOG, start, redo);
 			strlcpy(c->reason, reason, sizeof(c->reason));

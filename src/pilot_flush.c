@@ -36,10 +36,13 @@
  * more than 2x; the same figures, moved 2x for two checkpoints, start a
  * new search.
  *
- * Values reach the checkpointer through settings_server.c
- * (postgresql.auto.conf and a reload); a value that cannot be written
- * stops the pilot.  With fsync = off the server skips the writeback
- * requests this setting makes, so there is nothing to tune.
+ * Values reach the checkpointer through settings_checkpointer.c: the
+ * worker publishes the value, and the checkpointer applies it at its next
+ * "checkpoint starting" line, in its own memory, below every source of the
+ * DBA's.  No file is written and nothing is reloaded; without
+ * log_checkpoints that line is not logged, so the pilot does not tune.
+ * With fsync = off the server skips the writeback requests this setting
+ * makes, so there is nothing to tune.
  *
  * IDENTIFICATION
  *	  src/pilot_flush.c
@@ -78,7 +81,6 @@ static const int flush_ladder_kb[WP_FLUSH_LADDER_LEN] = {
 
 static uint64 last_seq = 0;
 static bool seq_ready = false;
-static int	applied_kb = -1;	/* walpilot's line in force (-1: none) */
 static bool platform_said = false;
 static char last_checkpoint[32] = "";
 
@@ -89,32 +91,25 @@ fl_value(WpPilotValue *v, int kb)
 	v->v[0] = kb;
 }
 
-static int
-default_kb(void)
-{
-	return DEFAULT_CHECKPOINT_FLUSH_AFTER * (BLCKSZ / 1024);
-}
-
 /*
  * fl_configured
- *		The DBA's value: the default while no configuration source of
- *		theirs sets it; otherwise it is theirs (pinned), also after they
- *		took it back from walpilot.
+ *		The DBA's value: the default while no source of theirs sets it;
+ *		otherwise it is theirs (pinned) for as long as it is in force.
  */
 static bool
 fl_configured(WpPilotValue *value, char *why, size_t len)
 {
 	char		where[MAXPGPATH + 64];
+	int			kb;
 
-	if (!wp_server_setting_available(WP_FLUSH_SETTING, where, sizeof(where)))
+	if (wp_ckpt_setting_pinned(where, sizeof(where), &kb))
 	{
-		fl_value(value, checkpoint_flush_after * (BLCKSZ / 1024));
+		fl_value(value, kb);
 		snprintf(why, len, "checkpoint_flush_after is the DBA's (%s)", where);
-		/* settings_server.c took walpilot's line out, if it had one */
-		applied_kb = -1;
+		wp_ckpt_setting_publish_configured();
 		return false;
 	}
-	fl_value(value, default_kb());
+	fl_value(value, wp_ckpt_setting_boot_kb());
 	return true;
 }
 
@@ -138,6 +133,12 @@ fl_enabled(char *why, size_t len)
 #else
 	(void) platform_said;
 #endif
+	if (!log_checkpoints)
+	{
+		strlcpy(why, "log_checkpoints = off: walpilot applies checkpoint_flush_after when the checkpointer logs \"checkpoint starting\"",
+				len);
+		return false;
+	}
 	if (wp_checkpoint_flush_min_kb > wp_checkpoint_flush_max_kb)
 	{
 		strlcpy(why, "walpilot.checkpoint_flush_after_min is above walpilot.checkpoint_flush_after_max",
@@ -149,42 +150,22 @@ fl_enabled(char *why, size_t len)
 
 /*
  * fl_apply
- *		The configured value: walpilot's line goes.  Anything else: its
- *		line is written.  false only when the file could not be written;
- *		a setting the DBA holds now is no failure (the next window's
- *		fl_configured says it is pinned).
+ *		Publish the value for the checkpointer's next checkpoint start: the
+ *		configured value, or walpilot's.  Cannot fail.
  */
 static bool
 fl_apply(const WpPilotValue *v, bool configured)
 {
-	char		value[32];
-	char		err[128];
-	char		where[MAXPGPATH + 64];
-
 	if (configured)
-	{
-		if (applied_kb < 0)
-			return true;
-		if (!wp_server_setting_revert(WP_FLUSH_SETTING,
-									  "checkpoint_flush_after: the configured value is in force again"))
-			return false;
-		applied_kb = -1;
-		return true;
-	}
-	if (v->v[0] == applied_kb)
-		return true;
-	snprintf(value, sizeof(value), "%dkB", v->v[0]);
-	if (!wp_server_setting_apply(WP_FLUSH_SETTING, value, err, sizeof(err)))
-		return !wp_server_setting_available(WP_FLUSH_SETTING, where,
-											sizeof(where));
-	applied_kb = v->v[0];
+		wp_ckpt_setting_publish_configured();
+	else
+		wp_ckpt_setting_publish(v->v[0]);
 	return true;
 }
 
 /*
  * fl_withdraw
- *		Only the worker writes the configuration; SQL callers (revert(),
- *		DROP EXTENSION) also request a revert that the worker's tick takes.
+ *		The configured value from the next checkpoint on.
  */
 static void
 fl_withdraw(void)
@@ -192,10 +173,7 @@ fl_withdraw(void)
 	if (wp_shared == NULL ||
 		pg_atomic_read_u32(&wp_shared->worker_pid) != (uint32) MyProcPid)
 		return;
-	/* only its own setting: max_wal_size may be another pilot's */
-	if (wp_server_setting_revert(WP_FLUSH_SETTING,
-								  "walpilot stopped managing checkpoint_flush_after"))
-		applied_kb = -1;
+	wp_ckpt_setting_publish_configured();
 }
 
 static void
@@ -362,22 +340,6 @@ fl_window_ended(WpPilotValue *ran_with)
 	return true;
 }
 
-/*
- * fl_tick
- *		walpilot.revert() or DROP EXTENSION asked for the DBA's file back
- *		(the controller's hold-off has put the configured value back
- *		already; this catches a request on its own).
- */
-static void
-fl_tick(TimestampTz now)
-{
-	if (wp_server_settings_revert_pending())
-	{
-		wp_server_settings_revert_all("walpilot.revert() or DROP EXTENSION");
-		applied_kb = -1;
-	}
-}
-
 const WpPilotDef wp_pilot_checkpoint_flush = {
 	.name = WP_FLUSH_SETTING,
 	.trial = {
@@ -397,7 +359,7 @@ const WpPilotDef wp_pilot_checkpoint_flush = {
 	.confirm = NULL,
 	.window = fl_window,
 	.restart_window = fl_restart_window,
-	.tick = fl_tick,
+	.tick = NULL,
 	.rung = fl_rung,
 	.guard = fl_guard,
 	.engage_windows = 1,

@@ -571,7 +571,7 @@ wp_settings_extension_dropped(const char *database)
 				 database);
 		wp_pilot_request_hold_off(by, 0);
 	}
-	wp_server_settings_request_revert();
+	wp_alter_system_request_revert();
 }
 
 /*

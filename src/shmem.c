@@ -59,7 +59,8 @@ wp_shmem_size(void)
 	Size		size = MAXALIGN(sizeof(WpSharedState));
 
 	size = add_size(size, wp_settings_shmem_size());
-	size = add_size(size, wp_server_settings_shmem_size());
+	size = add_size(size, wp_ckpt_setting_shmem_size());
+	size = add_size(size, wp_alter_system_shmem_size());
 	size = add_size(size, wp_pilot_shmem_size());
 	size = add_size(size, wp_gather_shmem_size());
 	size = add_size(size, wp_probe_shmem_size());
@@ -112,7 +113,8 @@ wp_shmem_startup(void)
 		wp_shared->stats_reset_at = GetCurrentTimestamp();
 	}
 	wp_settings_shmem_init();
-	wp_server_settings_shmem_init();
+	wp_ckpt_setting_shmem_init();
+	wp_alter_system_shmem_init();
 	wp_pilot_shmem_init();
 	wp_gather_shmem_init();
 	wp_probe_shmem_init();

@@ -213,7 +213,8 @@ walpilot_settings_data(PG_FUNCTION_ARGS)
 		values[4] = CStringGetTextDatum(owner);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
-	wp_server_settings_rows(rsinfo);
+	wp_ckpt_setting_row(rsinfo);
+	wp_alter_system_row(rsinfo);
 	return (Datum) 0;
 }
 
@@ -235,6 +236,6 @@ walpilot_revert(PG_FUNCTION_ARGS)
 	snprintf(by, sizeof(by), "walpilot.revert() by %s in database %s",
 			 user ? user : "?", db ? db : "?");
 	wp_pilot_request_hold_off(by, 0);
-	wp_server_settings_request_revert();
+	wp_alter_system_request_revert();
 	PG_RETURN_VOID();
 }

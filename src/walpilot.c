@@ -248,7 +248,7 @@ _PG_init(void)
 	wp_checkpoints_install_hooks();
 	wp_worker_register();
 	wp_commit_path_register();
-	wp_server_settings_install_exit_hook();
+	wp_ckpt_setting_find_guc();
 
 	prev_object_access_hook = object_access_hook;
 	object_access_hook = wp_object_access;

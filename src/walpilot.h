@@ -168,42 +168,38 @@ extern void wp_pilot_worker_start(void);
 extern void wp_pilot_request_revert(void);
 extern void wp_pilot_describe(char *st, char *cur, char *cand, size_t len);
 
-/*---- settings_server.c: server-level (SIGHUP) settings ----*/
-typedef enum WpServerSetting
-{
-	WP_SS_CHECKPOINT_FLUSH_AFTER,
-	WP_SS_BGWRITER_FLUSH_AFTER,
-	WP_SS_MAX_WAL_SIZE,
-	WP_NUM_SERVER_SETTINGS
-} WpServerSetting;
-
-typedef enum WpServerOwner
-{
-	WP_SS_OWNER_DEFAULT,		/* nobody: the configuration as it is */
-	WP_SS_OWNER_WALPILOT,		/* walpilot's line is in force */
-	WP_SS_OWNER_DBA				/* the DBA sets it: hands off */
-} WpServerOwner;
-
-extern Size wp_server_settings_shmem_size(void);
-extern void wp_server_settings_shmem_init(void);
-extern void wp_server_settings_install_exit_hook(void);
-extern const char *wp_server_setting_name(WpServerSetting k);
-extern bool wp_server_setting_apply(const char *name, const char *value,
-									char *err, size_t errlen);
-extern bool wp_server_setting_revert(const char *name, const char *why);
-extern void wp_server_settings_revert_all(const char *why);
-extern bool wp_server_setting_available(const char *name, char *why,
-										size_t whylen);
-extern void wp_server_settings_worker_start(void);
-extern void wp_server_settings_after_reload(void);
-extern void wp_server_settings_request_revert(void);
-extern bool wp_server_settings_revert_pending(void);
-extern uint64 wp_server_settings_revert_generation(void);
+/*---- settings_checkpointer.c: checkpoint_flush_after in the checkpointer ----*/
+extern Size wp_ckpt_setting_shmem_size(void);
+extern void wp_ckpt_setting_shmem_init(void);
+extern void wp_ckpt_setting_find_guc(void);
+extern void wp_ckpt_setting_at_checkpoint_start(void);
+extern void wp_ckpt_setting_publish(int kb);
+extern void wp_ckpt_setting_publish_configured(void);
+extern int	wp_ckpt_setting_target(void);
+extern int	wp_ckpt_setting_boot_kb(void);
+extern bool wp_ckpt_setting_pinned(char *where, size_t len, int *value_kb);
 struct ReturnSetInfo;
-extern void wp_server_settings_rows(struct ReturnSetInfo *rsinfo);
-extern WpServerOwner wp_server_setting_owner(WpServerSetting k, char *value,
-											 size_t vlen, char *note,
-											 size_t nlen);
+extern void wp_ckpt_setting_row(struct ReturnSetInfo *rsinfo);
+extern char *wp_format_kb(int64 kb);
+
+/*---- settings_alter_system.c: max_wal_size through ALTER SYSTEM ----*/
+#define WP_AS_VALUE_LEN		32
+#define WP_AS_NOTE_LEN		256
+extern Size wp_alter_system_shmem_size(void);
+extern void wp_alter_system_shmem_init(void);
+extern void wp_alter_system_worker_start(void);
+extern bool wp_alter_system_set(const char *name, const char *value,
+								const char *floor, char *why, size_t len);
+extern bool wp_alter_system_reset(const char *name, char *why, size_t len);
+extern bool wp_alter_system_line_ours(const char *name, char *why, size_t len);
+extern bool wp_alter_system_writable(char *why, size_t len);
+extern bool wp_alter_system_unloaded_edit(char *which, size_t len);
+extern bool wp_alter_system_reload_pending(void);
+extern void wp_alter_system_note(const char *note);
+extern bool wp_alter_system_state(char *value, char *floor, char *note);
+extern void wp_alter_system_request_revert(void);
+extern uint64 wp_alter_system_revert_generation(void);
+extern void wp_alter_system_row(struct ReturnSetInfo *rsinfo);
 
 /*---- pilot_flush.c: the checkpoint_flush_after pilot's knob table ----*/
 extern bool wp_tune_checkpoint_flush;

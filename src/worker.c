@@ -220,7 +220,8 @@ walpilot_worker_main(Datum main_arg)
 	LWLockRelease(wp_shared->lock);
 	pg_atomic_write_u32(&wp_shared->worker_pid, (uint32) MyProcPid);
 	publish_settings();
-	wp_server_settings_worker_start();
+	wp_ckpt_setting_publish_configured();
+	wp_alter_system_worker_start();
 	wp_pilot_worker_start();
 	wp_probe_worker_start();
 
@@ -244,7 +245,6 @@ walpilot_worker_main(Datum main_arg)
 			ProcessConfigFile(PGC_SIGHUP);
 			publish_settings();
 			wp_settings_note_configured();
-			wp_server_settings_after_reload();
 		}
 
 		mono = monotonic_us();
