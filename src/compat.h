@@ -281,6 +281,20 @@ wp_guc_variables(int *n)
 #endif
 }
 
+/*
+ * allow_alter_system (17): off forbids ALTER SYSTEM, which walpilot then
+ * does not use either.  Before 17 ALTER SYSTEM is always allowed.
+ */
+static inline bool
+wp_alter_system_allowed(void)
+{
+#if PG_VERSION_NUM >= 170000
+	return AllowAlterSystem;
+#else
+	return true;
+#endif
+}
+
 /* A backend-status snapshot entry by 1-based index (renamed in 17). */
 #if PG_VERSION_NUM >= 170000
 #define wp_local_beentry(i)		pgstat_get_local_beentry_by_index(i)

@@ -352,14 +352,12 @@ record_load(void)
 bool
 wp_alter_system_writable(char *why, size_t len)
 {
-#if PG_VERSION_NUM >= 170000
-	if (!AllowAlterSystem)
+	if (!wp_alter_system_allowed())
 	{
 		strlcpy(why, "allow_alter_system = off: walpilot does not use ALTER SYSTEM",
 				len);
 		return false;
 	}
-#endif
 	if (access(PG_AUTOCONF_FILENAME, F_OK) == 0 &&
 		access(PG_AUTOCONF_FILENAME, W_OK) != 0)
 	{
