@@ -189,9 +189,9 @@ define_gucs(void)
 							GUC_UNIT_KB,
 							NULL, NULL, NULL);
 	DefineCustomBoolVariable("walpilot.tune_max_wal_size",
-							 gettext_noop("Lets walpilot raise max_wal_size itself in tune mode, as walpilot.recommendations advises."),
-							 gettext_noop("Only when checkpoints are triggered by WAL volume, never above walpilot.max_wal_size_max "
-										  "or half the free space of pg_wal's file system; walpilot.revert() puts it back."),
+							 gettext_noop("Lets walpilot set max_wal_size itself in tune mode, through ALTER SYSTEM, as walpilot.recommendations advises."),
+							 gettext_noop("Raised when checkpoints are triggered by WAL volume, lowered when the WAL rate falls, never above "
+										  "walpilot.max_wal_size_max or half of (pg_wal's free space + the WAL in pg_wal); walpilot.revert() puts it back."),
 							 &wp_tune_max_wal_size,
 							 false,
 							 PGC_SIGHUP,

@@ -34,6 +34,8 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
+
 #include "access/xlog.h"
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -96,7 +98,9 @@ worker_detach(int code, Datum arg)
 {
 	LWLockReleaseAll();
 	wp_pilot_stop("walpilot worker exiting");
-	wp_wal_size_pilot_stop("walpilot worker exiting");
+	/* ALTER SYSTEM needs a transaction of its own; the next worker cleans up */
+	if (!IsTransactionOrTransactionBlock())
+		wp_wal_size_pilot_stop("walpilot worker exiting");
 	pg_atomic_write_u32(&wp_shared->worker_pid, 0);
 	LWLockAcquire(wp_shared->lock, LW_EXCLUSIVE);
 	wp_shared->worker_started_at = 0;
@@ -275,6 +279,7 @@ walpilot_worker_main(Datum main_arg)
 
 	ereport(LOG,
 			(errmsg("walpilot worker shutting down")));
+	wp_wal_size_pilot_stop("walpilot worker exiting");
 
 	/* Status 1: a terminated worker is restarted like a failed one. */
 	proc_exit(1);
