@@ -8,9 +8,11 @@
  * - An emit_log_hook (installed by _PG_init in the postmaster, inherited by
  *   the checkpointer) recognises the checkpointer's own log lines by their
  *   untranslated format string (ErrorData.message_id).  At "checkpoint
- *   starting" it opens a record with the start time, the reason (from the
- *   flag words), the new redo pointer and the
- *   checkpoint_flush_after in force; at "checkpoint complete" it runs in the
+ *   starting" it first has settings_checkpointer.c apply walpilot's
+ *   checkpoint_flush_after (before BufferSync reads it), then opens a
+ *   record with the start time, the reason (from the flag words), the new
+ *   redo pointer and the checkpoint_flush_after in force; at "checkpoint
+ *   complete" it runs in the
  *   checkpointer where CheckpointStats is final and copies buffers written
  *   and the write and sync phase times.  This needs log_checkpoints = on
  *   (the default in 15).  A standby's restartpoints ("restartpoint
@@ -298,6 +300,16 @@ open_record(int source, TimestampTz started_at, XLogRecPtr redo)
 static void
 wp_emit_log_hook(ErrorData *edata)
 {
+	/*
+	 * checkpoint_flush_after is applied at every checkpoint start, in every
+	 * mode: with walpilot.mode = off it puts the configured value back.
+	 */
+	if (edata->elevel == LOG && edata->message_id != NULL &&
+		(edata->message_id[0] == 'c' || edata->message_id[0] == 'r') &&
+		(strcmp(edata->message_id, ckpt_start_fmt) == 0 ||
+		 strcmp(edata->message_id, restart_start_fmt) == 0))
+		wp_ckpt_setting_at_checkpoint_start();
+
 	if (wp_ckpt != NULL && wp_mode != WP_MODE_OFF && edata->elevel == LOG &&
 		edata->message_id != NULL &&
 		(edata->message_id[0] == 'c' || edata->message_id[0] == 'r') &&
@@ -311,8 +323,6 @@ wp_emit_log_hook(ErrorData *edata)
 			TimestampTz start = CheckpointStats.ckpt_start_t;
 			WpCheckpoint *c;
 
-			/* before BufferSync reads it; the record shows what ran */
-			wp_ckpt_setting_at_checkpoint_start();
 			SpinLockAcquire(&wp_ckpt->mutex);
 			c = open_record(WP_CKPT_SRC_LOG, start, redo);
 			strlcpy(c->reason, reason, sizeof(c->reason));

@@ -31,6 +31,10 @@
  * formatted on the stack, and set_config_option_ext is only called for a
  * value it accepts, in a context it allows.
  *
+ * walpilot's value is applied only while a worker runs and walpilot.mode
+ * is not off; otherwise the next checkpoint starts with the configured
+ * value.
+ *
  * IDENTIFICATION
  *	  src/settings_checkpointer.c
  *
@@ -148,7 +152,11 @@ wp_ckpt_setting_at_checkpoint_start(void)
 	if (cs == NULL || flush_guc == NULL || MyBackendType != B_CHECKPOINTER)
 		return;
 
+	/* walpilot's value only while a worker runs that can take it back */
 	target = (int32) pg_atomic_read_u32(&cs->target_kb);
+	if (wp_mode == WP_MODE_OFF || wp_shared == NULL ||
+		pg_atomic_read_u32(&wp_shared->worker_pid) == 0)
+		target = WP_NO_TARGET;
 	if (flush_guc->gen.source <= PGC_S_DYNAMIC_DEFAULT)
 	{
 		want = target == WP_NO_TARGET ? flush_guc->boot_val :
