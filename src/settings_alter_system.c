@@ -295,7 +295,9 @@ record_load(void)
 				tli;
 	uint64		sysid;
 	int			nbytes,
-				consumed = 0;
+				consumed,
+				nl,
+				i;
 	char		value[WP_AS_VALUE_LEN],
 				floor[WP_AS_VALUE_LEN];
 	long long	mtime;
@@ -309,11 +311,16 @@ record_load(void)
 		pfree(s.data);
 		return;
 	}
-	if (sscanf(s.data, "walpilot %u\nsystem " UINT64_FORMAT "\ntimeline %u\n"
-			   "value %31s\nfloor %31s\nmtime %lld\nbytes %d\n%n",
-			   &version, &sysid, &tli, value, floor, &mtime, &nbytes,
-			   &consumed) != 7 || consumed == 0 || version != WP_AS_VERSION ||
-		nbytes < 0 || consumed + nbytes != s.len)
+	/* seven header lines, then the bytes (which may start with blanks) */
+	for (i = 0, nl = 0; i < s.len && nl < 7; i++)
+		if (s.data[i] == '\n')
+			nl++;
+	consumed = nl == 7 ? i : 0;
+	if (consumed == 0 ||
+		sscanf(s.data, "walpilot %u\nsystem " UINT64_FORMAT "\ntimeline %u\n"
+			   "value %31s\nfloor %31s\nmtime %lld\nbytes %d",
+			   &version, &sysid, &tli, value, floor, &mtime, &nbytes) != 7 ||
+		version != WP_AS_VERSION || nbytes < 0 || consumed + nbytes != s.len)
 	{
 		ereport(LOG,
 				(errmsg("walpilot ignores and removes \"%s\": it cannot be read",
@@ -368,7 +375,10 @@ wp_alter_system_writable(char *why, size_t len)
 	return true;
 }
 
-/* is path newer than the last reload this process saw? */
+/*
+ * Is path newer than the last reload this process saw?  walpilot's own
+ * last write of postgresql.auto.conf is no edit of the DBA's.
+ */
 static bool
 newer_than_reload(const char *path)
 {
@@ -377,6 +387,14 @@ newer_than_reload(const char *path)
 
 	if (path == NULL || stat(path, &st) != 0)
 		return false;
+	if (rec.valid && mtime_ns(&st) == rec.mtime_ns)
+	{
+		struct stat own;
+
+		if (stat(PG_AUTOCONF_FILENAME, &own) == 0 &&
+			own.st_dev == st.st_dev && own.st_ino == st.st_ino)
+			return false;
+	}
 	t = time_t_to_timestamptz(st.st_mtim.tv_sec) +
 		st.st_mtim.tv_nsec / 1000;
 	return t > PgReloadTime;
@@ -666,18 +684,21 @@ bool
 wp_alter_system_reset(const char *name, char *why, size_t len)
 {
 	char		which[MAXPGPATH];
+	bool		unloaded;
 
 	if (!wp_alter_system_line_ours(name, why, len))
 	{
 		publish(false, NULL, NULL);
 		return false;
 	}
+	/* before the write, which makes postgresql.auto.conf newer itself */
+	unloaded = wp_alter_system_unloaded_edit(which, sizeof(which));
 	if (!wp_alter_system_writable(why, len) ||
 		!alter_system(name, NULL, why, len))
 		return false;
 	record_forget();
 	publish(false, NULL, NULL);
-	if (wp_alter_system_unloaded_edit(which, sizeof(which)))
+	if (unloaded)
 	{
 		snprintf(why, len,
 				 "removed from postgresql.auto.conf; in force at the DBA's next reload (%s has an edit not yet loaded)",
