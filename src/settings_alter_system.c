@@ -356,7 +356,7 @@ record_load(void)
  *		postgresql.auto.conf not made read-only, which is how configuration
  *		managers forbid it.
  */
-bool
+static bool
 wp_alter_system_writable(char *why, size_t len)
 {
 	if (!wp_alter_system_allowed())
@@ -407,7 +407,7 @@ newer_than_reload(const char *path)
  *		and every file a setting in force came from (the includes).  A
  *		reload now would put that edit in force, which is the DBA's call.
  */
-bool
+static bool
 wp_alter_system_unloaded_edit(char *which, size_t len)
 {
 	const char *fixed[4];

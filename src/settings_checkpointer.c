@@ -208,13 +208,6 @@ wp_ckpt_setting_publish_configured(void)
 	wp_ckpt_setting_publish(WP_NO_TARGET);
 }
 
-/* the target, or -1 */
-int
-wp_ckpt_setting_target(void)
-{
-	return cs ? (int32) pg_atomic_read_u32(&cs->target_kb) : WP_NO_TARGET;
-}
-
 static void
 describe_source(GucSource source, const char *file, int line, char *buf,
 				size_t len)

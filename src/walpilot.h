@@ -175,7 +175,6 @@ extern void wp_ckpt_setting_find_guc(void);
 extern void wp_ckpt_setting_at_checkpoint_start(void);
 extern void wp_ckpt_setting_publish(int kb);
 extern void wp_ckpt_setting_publish_configured(void);
-extern int	wp_ckpt_setting_target(void);
 extern int	wp_ckpt_setting_boot_kb(void);
 extern bool wp_ckpt_setting_pinned(char *where, size_t len, int *value_kb);
 struct ReturnSetInfo;
@@ -192,8 +191,6 @@ extern bool wp_alter_system_set(const char *name, const char *value,
 								const char *floor, char *why, size_t len);
 extern bool wp_alter_system_reset(const char *name, char *why, size_t len);
 extern bool wp_alter_system_line_ours(const char *name, char *why, size_t len);
-extern bool wp_alter_system_writable(char *why, size_t len);
-extern bool wp_alter_system_unloaded_edit(char *which, size_t len);
 extern bool wp_alter_system_reload_pending(void);
 extern void wp_alter_system_note(const char *note);
 extern bool wp_alter_system_state(char *value, char *floor, char *note);

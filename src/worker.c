@@ -35,7 +35,6 @@
 #include "postgres.h"
 
 #include "access/xact.h"
-
 #include "access/xlog.h"
 #include "miscadmin.h"
 #include "pgstat.h"
