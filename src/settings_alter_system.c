@@ -376,6 +376,20 @@ wp_alter_system_writable(char *why, size_t len)
 }
 
 /*
+ * a configuration file's name for a message: relative to the data
+ * directory when it is in it (a decision row's reason is short)
+ */
+static const char *
+conf_file_name(const char *path)
+{
+	size_t		n = DataDir ? strlen(DataDir) : 0;
+
+	if (n > 0 && strncmp(path, DataDir, n) == 0 && path[n] == '/')
+		return path + n + 1;
+	return path;
+}
+
+/*
  * Is path newer than the last reload this process saw?  walpilot's own
  * last write of postgresql.auto.conf is no edit of the DBA's.
  */
@@ -422,14 +436,14 @@ wp_alter_system_unloaded_edit(char *which, size_t len)
 	for (i = 0; i < lengthof(fixed); i++)
 		if (newer_than_reload(fixed[i]))
 		{
-			strlcpy(which, fixed[i], len);
+			strlcpy(which, conf_file_name(fixed[i]), len);
 			return true;
 		}
 	vars = wp_guc_variables(&n);
 	for (i = 0; i < n; i++)
 		if (vars[i]->sourcefile != NULL && newer_than_reload(vars[i]->sourcefile))
 		{
-			strlcpy(which, vars[i]->sourcefile, len);
+			strlcpy(which, conf_file_name(vars[i]->sourcefile), len);
 			return true;
 		}
 	return false;
