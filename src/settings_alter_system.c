@@ -581,14 +581,26 @@ file_value(const char *name, char *value, size_t len)
 	FreeConfigVariables(head);
 }
 
+static bool line_ours(const char *name, char *why, size_t len);
+
 /*
  * wp_alter_system_line_ours
  *		Is the max_wal_size line in postgresql.auto.conf walpilot's, as
  *		walpilot wrote it?  false with the reason when it is not (or no
- *		longer) walpilot's, and then walpilot forgets it.
+ *		longer) walpilot's, and then walpilot forgets it and walpilot.settings
+ *		no longer shows a value of walpilot's in force.
  */
 bool
 wp_alter_system_line_ours(const char *name, char *why, size_t len)
+{
+	if (line_ours(name, why, len))
+		return true;
+	publish(false, NULL, NULL);
+	return false;
+}
+
+static bool
+line_ours(const char *name, char *why, size_t len)
 {
 	struct stat st;
 	StringInfoData now;
@@ -701,10 +713,7 @@ wp_alter_system_reset(const char *name, char *why, size_t len)
 	bool		unloaded;
 
 	if (!wp_alter_system_line_ours(name, why, len))
-	{
-		publish(false, NULL, NULL);
 		return false;
-	}
 	/* before the write, which makes postgresql.auto.conf newer itself */
 	unloaded = wp_alter_system_unloaded_edit(which, sizeof(which));
 	if (!wp_alter_system_writable(why, len) ||
