@@ -29,14 +29,17 @@ wp_ev_begin(WpEvidence *e)
 	(void) pushJsonbValue(&e->state, WJB_BEGIN_OBJECT, NULL);
 }
 
-/* a string as a key or a value */
+/*
+ * a string as a key or a value, copied: pushJsonbValue keeps the pointer
+ * until the object is finished, and callers pass their stack buffers
+ */
 static void
 push_string(WpEvidence *e, JsonbIteratorToken token, const char *s)
 {
 	JsonbValue	v;
 
 	v.type = jbvString;
-	v.val.string.val = (char *) s;
+	v.val.string.val = pstrdup(s);
 	v.val.string.len = strlen(s);
 	(void) pushJsonbValue(&e->state, token, &v);
 }
