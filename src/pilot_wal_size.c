@@ -231,6 +231,7 @@ put_back(const char *why)
 {
 	char		old[32];
 	char		err[WP_AS_NOTE_LEN];
+	char	   *evidence;
 
 	if (!managing)
 		return;
@@ -248,7 +249,17 @@ put_back(const char *why)
 	ereport(LOG,
 			(errmsg("walpilot put max_wal_size back"),
 			 errdetail_internal("%s%s%s", why, err[0] ? "; " : "", err)));
-	(void) wp_decision_log(setting, old, "(DBA's)", why, err[0] ? err : NULL);
+	/* the evidence is a JSON object: the note goes in it as a string */
+	evidence = NULL;
+	if (err[0])
+	{
+		WpEvidence	e;
+
+		wp_ev_begin(&e);
+		wp_ev_str(&e, "note", err);
+		evidence = wp_ev_end(&e);
+	}
+	(void) wp_decision_log(setting, old, "(DBA's)", why, evidence);
 }
 
 /*
