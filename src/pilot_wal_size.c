@@ -20,7 +20,8 @@
  *   distance, no fewer than timed ones);
  * - lowered when the WAL rate of the last 2 x checkpoint_timeout (at least
  *   a minute) needs less than half the value in force: to the size that
- *   rate needs, or back to the DBA's value;
+ *   rate needs, or back to the DBA's value; a raise after that counts only
+ *   checkpoints that started after the lowering;
  * - the total is bounded: never above walpilot.max_wal_size_max, never
  *   above half of (pg_wal's free space + the WAL already in pg_wal); a
  *   value above the bound (the disk filled up) comes down to it;
@@ -87,6 +88,15 @@ static bool managing = false;	/* walpilot's line is in force */
 static int64 floor_mb = 0;		/* in force before walpilot's line */
 static uint64 seen_revert_generation = 0;
 static TimestampTz off_until = 0;
+
+/*
+ * Checkpoints that started before this (seconds since the Unix epoch, as
+ * the ring's) no longer count for a raise: the WAL rate fell after them
+ * and walpilot lowered max_wal_size for it.  They stay in the last hour,
+ * and counting them would raise again, within seconds, what the falling
+ * rate just lowered, and again after each lowering.
+ */
+static double evidence_after = 0;
 static TimestampTz next_look = 0;
 static char last_note[WP_AS_NOTE_LEN] = "";
 
@@ -440,6 +450,7 @@ consider(TimestampTz now)
 			snprintf(reason, sizeof(reason),
 					 "the WAL rate fell: %.0f kB/s over the last %.0f s needs about %.0fMB",
 					 rate / 1024.0, rate_window_s(), needed_mb);
+			evidence_after = (double) (now - SetEpochTimestamp()) / USECS_PER_SEC;
 		}
 		if (to_mb >= 0)
 		{
@@ -453,9 +464,12 @@ consider(TimestampTz now)
 		}
 	}
 
-	/* raise: the rule of walpilot.recommendations */
+	/*
+	 * raise: the rule of walpilot.recommendations, on the checkpoints of the
+	 * last hour that started after the last lowering for the WAL rate
+	 */
 	for (i = 0; i < nring; i++)
-		if (ring[i].started > since)
+		if (ring[i].started > since && ring[i].started > evidence_after)
 			ck[n++] = ring[i];
 	if (!wp_advice_max_wal_size(ck, n, &a))
 		return;
