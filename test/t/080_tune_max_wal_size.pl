@@ -1,68 +1,231 @@
-# walpilot.tune_max_wal_size: a tiny max_wal_size under a write load.
-# Off, walpilot only recommends (postgresql.auto.conf untouched, no decision);
-# on, the worker raises it by the recommendation's own rule, bounded by
-# walpilot.max_wal_size_max, with a decision row; walpilot.revert() puts
-# postgresql.auto.conf back byte for byte; a DBA who changes max_wal_size
-# afterwards takes it back and walpilot leaves it alone.
+# walpilot.tune_max_wal_size: max_wal_size set by walpilot through
+# PostgreSQL's own ALTER SYSTEM, under a write load that triggers
+# checkpoints by WAL volume at the DBA's max_wal_size = 32MB, on an
+# emulated small pg_wal file system (the storage emulator's
+# statvfs_free_mb = 200).
+#
+# - off: walpilot only recommends (postgresql.auto.conf untouched, no
+#   decision, walpilot.settings does not list max_wal_size);
+# - on, with an edit of the DBA's to postgresql.conf not yet reloaded:
+#   walpilot holds (no write, the edit not in force in a new session, one
+#   decision row and walpilot.settings say why) until the DBA reloads;
+# - then raised by ALTER SYSTEM: one max_wal_size line in ALTER SYSTEM's
+#   format with the DBA's other settings kept, a decision row with the
+#   evidence, walpilot's record pg_walpilot/pgsql_tmp.max_wal_size,
+#   walpilot.settings managed_by = walpilot, SHOW agrees after the reload;
+#   never above half of (pg_wal's free space + the WAL in pg_wal) nor
+#   walpilot.max_wal_size_max, and a value above a lowered bound comes
+#   down to it;
+# - walpilot.revert() removes the line, and walpilot raises again only
+#   after walpilot.tune_interval;
+# - the worker's exit (a server stop) removes the line;
+# - when the load stops, the WAL rate of the last 60 s (2 x
+#   checkpoint_timeout = 30s) falls: the line goes (ALTER SYSTEM RESET)
+#   and the DBA's 32MB is in force again -- here with an edit of the DBA's
+#   pending, so walpilot leaves the reload to the DBA -- and walpilot does
+#   not raise again on the checkpoints of the load that ended;
+# - a DBA's ALTER SYSTEM SET max_wal_size takes the setting: walpilot
+#   stops managing it, never removes the DBA's line (not at
+#   walpilot.revert(), tune_max_wal_size = off or a server stop) and keeps
+#   off it ("hands off").
 use strict;
 use warnings;
 use FindBin;
 use lib $FindBin::Bin;
+use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use WalpilotTest;
+use WalpilotTest qw(:DEFAULT dba_auto_conf slurp_bytes);
 
-# the DBA's postgresql.conf has max_wal_size = 32MB and their own
-# postgresql.auto.conf; the flush pilot stays out of it
-my $node = WalpilotTest::server_settings_node('tunewal');
-$node->append_conf('postgresql.conf', qq{
+emulator_shim();
+my $free_mb = 200;    # pg_wal's free space, as statvfs reports it
+my $storage = "real,statvfs_free_mb=$free_mb";
+
+# The DBA's postgresql.conf sets max_wal_size = 32MB; their
+# postgresql.auto.conf (WalpilotTest's fixture) sets work_mem and
+# maintenance_work_mem, with a comment and a last line without a newline.
+my $node = walpilot_node('tunewal', q{
+log_checkpoints = on
+checkpoint_timeout = 30s
+max_wal_size = 32MB
+min_wal_size = 32MB
+walpilot.mode = 'tune'
+walpilot.tune_commit_delay = off
 walpilot.tune_checkpoint_flush = off
-walpilot.max_wal_size_max = 256MB
+walpilot.tune_interval = 20s
+walpilot.max_wal_size_max = 1GB
+walpilot.sample_interval = 10ms
 });
-$node->reload;
-my $dba_bytes = WalpilotTest::dba_auto_conf();
-sub slurp { return WalpilotTest::slurp_bytes(WalpilotTest::auto_conf_path()) // ''; }
-
-my $wal_ckpts = q{SELECT count(*) FROM walpilot.checkpoints
-				   WHERE reason = 'wal' AND finished_at IS NOT NULL};
-
-# small inserts with bulk updates (about 0.5 MB of WAL each) until $more
-# more checkpoints by WAL volume (max_wal_size = 32MB) have finished: a
-# busy shared machine only makes it take longer
-sub write_load
+my $pgdata = $node->data_dir;
+my $autoconf = "$pgdata/postgresql.auto.conf";
+my $record = "$pgdata/pg_walpilot/pgsql_tmp.max_wal_size";
+my $dba_bytes = dba_auto_conf();
 {
-	my ($more) = @_;
-	my $before = $node->safe_psql('postgres', $wal_ckpts);
-	WalpilotTest::start_load();
-	my $ok = $node->poll_query_until('postgres',
-		"SELECT ($wal_ckpts) >= $before + $more");
-	WalpilotTest::stop_load();
-	return $ok;
+	open(my $fh, '>', $autoconf) or die;
+	print $fh $dba_bytes;
+	close $fh;
+}
+start_emulated($node, $storage);
+$node->safe_psql('postgres', q{
+	CREATE EXTENSION walpilot;
+	CREATE TABLE t (id int PRIMARY KEY, v int, pad text) WITH (fillfactor = 50);
+	INSERT INTO t SELECT g, 0, repeat('x', 900) FROM generate_series(1, 20000) g;
+});
+
+sub auto_conf { return slurp_bytes($autoconf) // ''; }
+
+# postgresql.auto.conf as ALTER SYSTEM writes it: its header, then one
+# "name = 'value'" line per setting.  The DBA's two settings come first
+# (ALTER SYSTEM keeps them, drops the comment and rewrites the lines in
+# its format); a max_wal_size line, when there is one, follows.
+my @dba_lines = ("work_mem = '8MB'", "maintenance_work_mem = '100MB'");
+sub alter_system_file
+{
+	return "# Do not edit this file manually!\n"
+	  . "# It will be overwritten by the ALTER SYSTEM command.\n"
+	  . join('', map { "$_\n" } @dba_lines, @_);
 }
 
-my $decisions = q{SELECT count(*) FROM walpilot.decisions WHERE setting = 'max_wal_size'};
+# The load: bulk updates, 10 a second (each some hundreds of kB of WAL
+# with its full-page images: several MB of WAL a second, for checkpoints
+# by WAL volume every few seconds at 32MB).
+my $bulk = $node->basedir . '/bulk.sql';
+{
+	open(my $fh, '>', $bulk) or die;
+	print $fh "\\set a random(1, 19500)\nUPDATE t SET v = v + 1 WHERE id BETWEEN :a AND :a + 400;\n";
+	close $fh;
+}
+my $load;
+sub start_load
+{
+	my ($out, $err);
+	$load = IPC::Run::start(
+		[ 'pgbench', '-n', '-c', '2', '-j', '2', '-T', '1800', '-R', '10',
+		  '-f', $bulk, $node->connstr('postgres') ],
+		'>', \$out, '2>', \$err);
+}
+sub stop_load
+{
+	return unless $load;
+	$load->kill_kill;
+	$load = undef;
+}
 
-# The worker weighs a raise in the tick in which the last checkpoint by WAL
-# volume gets its commit figures (about 2 s after it ends): wait for those
-# and for two more ticks, the time a raise would have taken, before
-# checking that none came.
-sub wait_until_weighed
+# a point in time, compared with the worker's decision times
+sub mark { return $node->safe_psql('postgres', 'SELECT clock_timestamp()'); }
+
+sub ticks { return $node->safe_psql('postgres', 'SELECT ticks FROM walpilot.status'); }
+
+# wait until the worker has run $secs more seconds (it ticks at most every
+# 10 ms: 100 ticks a second at most), the time in which it would have
+# considered max_wal_size (every 5 s) at least $secs / 5 times
+sub worker_runs
+{
+	my ($what, $secs) = @_;
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+	my $t = ticks();
+	return wait_until("$what: the worker has run $secs more seconds", 10 * $secs,
+		sub { ticks() > $t + 100 * $secs });
+}
+
+# the max_wal_size decision rows after $since, as text (for a diagnosis)
+sub decisions_after
+{
+	my ($since) = @_;
+	return $node->safe_psql('postgres', qq{
+		SELECT string_agg(decided_at || ' ' || old_value || ' -> ' || new_value || ': ' || reason
+						  || ' ' || evidence, E'\\n' ORDER BY decided_at)
+		  FROM walpilot.decisions WHERE setting = 'max_wal_size' AND decided_at > '$since'});
+}
+
+sub decision_count
+{
+	return $node->safe_psql('postgres',
+		q{SELECT count(*) FROM walpilot.decisions WHERE setting = 'max_wal_size'});
+}
+
+# $what of the first max_wal_size decision row after $since whose reason
+# is LIKE $like ('' while there is none)
+sub decision
+{
+	my ($since, $like, $what) = @_;
+	return $node->safe_psql('postgres', qq{
+		SELECT $what FROM walpilot.decisions
+		 WHERE setting = 'max_wal_size' AND decided_at > '$since' AND reason LIKE '$like'
+		 ORDER BY decided_at LIMIT 1});
+}
+
+sub show_max_wal_size { return $node->safe_psql('postgres', 'SHOW max_wal_size'); }
+
+# walpilot.settings' max_wal_size row: configured|effective|managed_by|source
+sub settings_row
+{
+	return $node->safe_psql('postgres', q{
+		SELECT configured_value || '|' || effective_value || '|' || managed_by || '|' || source
+		  FROM walpilot.settings WHERE name = 'max_wal_size'});
+}
+
+# Append $conf to postgresql.conf, reload, and wait until the worker has
+# reloaded: each reload also flips walpilot.sample_interval between 10ms
+# and 11ms, which walpilot.status shows once the worker runs with it.
+my $interval = 10;
+sub reload_worker
+{
+	my ($what, $conf) = @_;
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+	$interval = $interval == 10 ? 11 : 10;
+	$node->append_conf('postgresql.conf',
+		($conf // '') . "\nwalpilot.sample_interval = ${interval}ms\n");
+	$node->reload;
+	return wait_until("$what: the worker has reloaded", 60, sub {
+		$node->safe_psql('postgres', 'SELECT sample_interval_ms FROM walpilot.status') == $interval;
+	});
+}
+
+# wait until a max_wal_size of walpilot's ($value, or any above the DBA's
+# 32MB) is in force for new sessions
+sub wait_raised
+{
+	my ($what, $value) = @_;
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+	return wait_until($what, 240, sub {
+		defined $value ? show_max_wal_size() eq $value
+		  : $node->safe_psql('postgres',
+			q{SELECT pg_size_bytes(current_setting('max_wal_size')) > 32 * 1024 * 1024}) eq 't';
+	}) || diag("max_wal_size is " . show_max_wal_size() . "; decisions:\n"
+		  . decisions_after('-infinity'));
+}
+
+# What SHOW, postgresql.auto.conf, walpilot's record, walpilot.settings
+# and report() say, read until they name one value of walpilot's (its
+# reload done; a further raise meanwhile makes them read again).
+sub agreed_state
 {
 	my ($what) = @_;
 	local $Test::Builder::Level = $Test::Builder::Level + 1;
-	my $ok = $node->poll_query_until('postgres', q{
-		SELECT commits IS NOT NULL FROM walpilot.checkpoints
-		 WHERE reason = 'wal' AND finished_at IS NOT NULL
-		 ORDER BY started_at DESC LIMIT 1});
-	my $ticks = $node->safe_psql('postgres', 'SELECT ticks FROM walpilot.status');
-	$ok &&= $node->poll_query_until('postgres',
-		"SELECT ticks > $ticks + 1 FROM walpilot.status");
-	ok($ok, "$what: the worker has weighed the last checkpoint by WAL volume");
+	my %s;
+	wait_until("$what: SHOW, postgresql.auto.conf, the record and walpilot.settings agree", 60, sub {
+		%s = (show => show_max_wal_size(), file => auto_conf(),
+			  record => slurp_bytes($record) // '', settings => settings_row(),
+			  report => $node->safe_psql('postgres', 'SELECT walpilot.report()'));
+		my ($line) = $s{file} =~ /^max_wal_size = '([^']*)'$/m;
+		return defined $line && $line eq $s{show}
+		  && $s{record} =~ /^value \Q$line\E$/m
+		  && (split /\|/, $s{settings})[1] eq $line
+		  && show_max_wal_size() eq $s{show};
+	}) or diag(join("\n", map { "$_: $s{$_}" } sort keys %s));
+	return %s;
 }
 
-# ---- off: the recommendation only ----
-ok(write_load(3), 'off: the load triggers checkpoints by WAL volume');
+# ===== off: the recommendation only =====
+start_load();
+my $t0 = mark();
+wait_until('off: the load triggers three checkpoints by WAL volume at the DBA\'s 32MB', 240, sub {
+	$node->safe_psql('postgres', qq{
+		SELECT count(*) >= 3 FROM walpilot.checkpoints
+		 WHERE reason = 'wal' AND finished_at IS NOT NULL AND started_at > '$t0'}) eq 't';
+});
 ok($node->poll_query_until('postgres',
 		q{SELECT count(*) = 1 FROM walpilot.recommendations WHERE setting = 'max_wal_size'}),
 	'off: max_wal_size is recommended');
@@ -70,11 +233,11 @@ is($node->safe_psql('postgres', q{
 	SELECT current_value || '|' || (evidence ->> 'walpilot_applies_it')
 	  FROM walpilot.recommendations WHERE setting = 'max_wal_size'}),
 	'32MB|false', 'off: the recommendation says walpilot does not apply it');
-wait_until_weighed('off');
-is($node->safe_psql('postgres', 'SHOW max_wal_size'), '32MB',
-	'off: max_wal_size is the DBA\'s');
-is(slurp(), $dba_bytes, 'off: postgresql.auto.conf untouched');
-is($node->safe_psql('postgres', $decisions), '0', 'off: no decision');
+worker_runs('off', 10);
+is(show_max_wal_size(), '32MB', 'off: max_wal_size is the DBA\'s');
+is(auto_conf(), $dba_bytes, 'off: postgresql.auto.conf untouched');
+ok(!-e $record, 'off: no record of walpilot\'s');
+is(decision_count(), '0', 'off: no decision');
 is($node->safe_psql('postgres',
 		q{SELECT count(*) FROM walpilot.settings WHERE name = 'max_wal_size'}),
 	'0', 'off: walpilot.settings does not list max_wal_size');
@@ -82,106 +245,226 @@ like($node->safe_psql('postgres', 'SELECT walpilot.report()'),
 	qr/^  walpilot\.tune_max_wal_size = on .* to let walpilot apply the max_wal_size recommendation itself$/m,
 	'off: report() says what walpilot would need to apply it');
 
-# ---- on: raised, bounded, recorded ----
-$node->append_conf('postgresql.conf', "walpilot.tune_max_wal_size = on\n");
-$node->reload;
-ok($node->poll_query_until('postgres',
-		q{SELECT setting::int > 32 FROM pg_settings WHERE name = 'max_wal_size'}),
-	'on: walpilot raises max_wal_size');
-my $raised = $node->safe_psql('postgres', 'SHOW max_wal_size');
-like($raised, qr/^(64|128|256)MB$/,
-	"on: to $raised, within walpilot.max_wal_size_max (256MB)");
-like(slurp(), qr/\A\Q$dba_bytes\E\n# walpilot trial value: .*\nmax_wal_size = '$raised'\n\z/,
-	'on: postgresql.auto.conf is the DBA\'s file and walpilot\'s line');
-is($node->safe_psql('postgres',
-		q{SELECT sourcefile LIKE '%postgresql.auto.conf' FROM pg_settings WHERE name = 'max_wal_size'}),
-	't', 'on: pg_settings names postgresql.auto.conf');
-is($node->safe_psql('postgres', q{
-	SELECT old_value || '|' || new_value || '|' || (reason LIKE '%checkpoints by WAL volume%')
-	       || '|' || ((evidence::jsonb ->> 'wal_checkpoints')::int >= 2)
-	  FROM walpilot.decisions WHERE setting = 'max_wal_size' ORDER BY decided_at LIMIT 1}),
-	"32MB|$raised|true|true", 'on: a decision row with the evidence');
-is($node->safe_psql('postgres', q{
-	SELECT configured_value || '|' || effective_value || '|' || managed_by
-	  FROM walpilot.settings WHERE name = 'max_wal_size'}),
-	"32MB|$raised|walpilot", 'on: walpilot.settings: walpilot manages it over the DBA\'s 32MB');
-ok($node->poll_query_until('postgres',
-		q{SELECT count(*) = 0 FROM walpilot.recommendations WHERE setting = 'max_wal_size'}),
-	'on: the recommendation is gone once applied');
-like($node->safe_psql('postgres', 'SELECT walpilot.report()'),
-	qr/^  max_wal_size: raised by walpilot \(the DBA's 32MB, in force $raised\)$/m,
-	'on: report() shows what walpilot did with max_wal_size');
-# the raise is the recommendation or the bound, whichever is smaller, and
-# the evidence names the bound only when it cut the raise (a recommendation
-# of exactly 256MB is not bounded)
-is($node->safe_psql('postgres', q{
-	SELECT CASE WHEN (evidence::jsonb ->> 'recommended_mb')::int > 256
-				THEN (new_value = '256MB' AND evidence::jsonb ->> 'bounded_by' = 'walpilot.max_wal_size_max')::text
-				ELSE (new_value = (evidence::jsonb ->> 'recommended_mb') || 'MB' AND evidence::jsonb ->> 'bounded_by' = '')::text
-		   END
-	  FROM walpilot.decisions WHERE setting = 'max_wal_size' ORDER BY decided_at LIMIT 1}),
-	'true', 'on: the raise is min(recommended, bound); bounded_by says which');
-
-# ---- walpilot.revert(): the DBA's file byte for byte ----
-# the raise after the revert's hold-off runs under a bound below the
-# smallest recommendation (twice the current 32MB); set before the revert,
-# so the hold-off cannot end under the old bound (walpilot never lowers a
-# raise it made when the bound comes down)
-$node->append_conf('postgresql.conf', "walpilot.max_wal_size_max = 40MB\n");
-$node->reload;
+# ===== on, while an edit of the DBA's is not yet reloaded: held =====
+# The checkpoints above already call for a raise, which walpilot would
+# make within seconds of tune_max_wal_size = on, before the DBA's edit
+# below.  walpilot.revert() (with nothing of walpilot's to revert, so no
+# decision) makes the worker wait walpilot.tune_interval (20s) before it
+# raises: the time to turn tuning on and make the edit.
+my $t_revert = mark();
 $node->safe_psql('postgres', 'SELECT walpilot.revert()');
-WalpilotTest::wait_for_dba_file('revert');
+reload_worker('on', 'walpilot.tune_max_wal_size = on');
+# The DBA's unfinished edit, in postgresql.conf, not reloaded.  The
+# worker's reload is older than it by psql round trips, more than the
+# granularity of the file system's clock.
+$node->safe_psql('postgres', 'SELECT 1');
+$node->append_conf('postgresql.conf', "log_min_duration_statement = '12345ms'\n");
+my $held_reason = q{held: postgresql.conf changed after the last reload: walpilot does not reload the DBA's unfinished edit};
+(my $held_like = $held_reason) =~ s/'/''/g;
+wait_until('held: a decision row says walpilot holds for the DBA\'s edit', 240,
+	sub { decision($t_revert, $held_like, '1') eq '1' })
+  or diag(decisions_after($t_revert));
+cmp_ok(decision($t_revert, $held_like, "extract(epoch FROM decided_at - '$t_revert')"),
+	'>=', 19.5, 'held: walpilot waited walpilot.tune_interval after walpilot.revert()');
+is(decision($t_revert, $held_like, q{old_value || '|' || new_value}), '-|-',
+	'held: the row changes nothing');
+is(auto_conf(), $dba_bytes, 'held: postgresql.auto.conf untouched');
+ok(!-e $record, 'held: no record of walpilot\'s');
+is(show_max_wal_size(), '32MB', 'held: the DBA\'s 32MB in force');
+is($node->safe_psql('postgres', 'SHOW log_min_duration_statement'), '-1',
+	'held: the DBA\'s edit is not in force in a new session');
+like(settings_row(),
+	qr/^32MB\|32MB\|default\|configuration file \(.*postgresql\.conf line \d+\); \Q$held_reason\E$/,
+	'held: walpilot.settings lists max_wal_size and says why walpilot holds');
+is($node->safe_psql('postgres', q{
+	SELECT evidence ->> 'walpilot_holds' FROM walpilot.recommendations WHERE setting = 'max_wal_size'}),
+	$held_reason, 'held: the recommendation says why walpilot holds');
+is(decision_count(), '1', 'held: one decision row (walpilot.revert() had nothing to revert)');
+# one row for the hold, however often walpilot weighs the change
+worker_runs('held', 10);
+is(decision_count(), '1', 'held: still one row: the hold is not logged again');
+is(auto_conf(), $dba_bytes, 'held: postgresql.auto.conf still untouched');
+
+# ===== the DBA reloads: raised by ALTER SYSTEM =====
+my $t_reload = mark();
+reload_worker('the DBA reloads');
+is($node->safe_psql('postgres', 'SHOW log_min_duration_statement'), '12345ms',
+	'raised: the DBA\'s edit is in force after their reload');
+wait_raised('raised: walpilot raises max_wal_size once the DBA has reloaded');
+my $raise_like = '% checkpoints by WAL volume, % timed in the last hour: checkpoints become timed at about %';
+my $first = decision($t_reload, $raise_like, 'new_value');
+is(decision($t_reload, $raise_like, 'old_value'), '32MB', "raised: a decision row, 32MB -> $first");
+is(decision($t_reload, $raise_like, q{(evidence ->> 'wal_checkpoints')::int >= 2
+		AND (evidence ->> 'wal_checkpoints')::int >= (evidence ->> 'timed_checkpoints')::int}),
+	't', 'raised: the evidence has the rule\'s checkpoints');
+my %s = agreed_state('raised');
+my $raised = $s{show};
+is($s{file}, alter_system_file("max_wal_size = '$raised'"),
+	'raised: postgresql.auto.conf in ALTER SYSTEM\'s format: the DBA\'s settings and one max_wal_size line');
+like($s{settings},
+	qr/^32MB\|\Q$raised\E\|walpilot\|configuration file \(.*postgresql\.auto\.conf line 5\), set by walpilot \(ALTER SYSTEM\)$/,
+	'raised: walpilot.settings: walpilot\'s value over the DBA\'s 32MB, no hold note');
+like($s{report}, qr/^  max_wal_size: raised by walpilot \(the DBA's 32MB, in force \Q$raised\E\)$/m,
+	'raised: report() shows what walpilot did with max_wal_size');
+{
+	my $sysid = $node->safe_psql('postgres', 'SELECT system_identifier FROM pg_control_system()');
+	my $len = length($s{file});
+	like($s{record}, qr/\Awalpilot 1\nsystem $sysid\ntimeline 1\nvalue \Q$raised\E\nfloor 32MB\nmtime \d+\nbytes $len\n/,
+		'raised: walpilot\'s record: this system and timeline, its value and the DBA\'s floor');
+	is(substr($s{record}, -$len), $s{file},
+		'raised: the record ends with postgresql.auto.conf as walpilot wrote it');
+}
+is($node->safe_psql('postgres',
+		q{SELECT sourcefile LIKE '%/postgresql.auto.conf' FROM pg_settings WHERE name = 'max_wal_size'}),
+	't', 'raised: pg_settings names postgresql.auto.conf');
+
+# ---- the bounds: half of (pg_wal's free space + the WAL in pg_wal), and
+# walpilot.max_wal_size_max (1GB) ----
+# Every decision so far keeps within the bound its evidence shows: the
+# smaller of the two, with pg_wal's free space the emulated one.
+like($node->safe_psql('postgres', qq{
+	SELECT count(*) FILTER (WHERE NOT coalesce(
+		   (evidence ->> 'pg_wal_free_mb')::float8 <= $free_mb
+		   AND (evidence ->> 'pg_wal_used_mb')::float8 >= 16
+		   AND (evidence ->> 'bound_mb')::float8 = least(floor(((evidence ->> 'pg_wal_free_mb')::float8
+				 + (evidence ->> 'pg_wal_used_mb')::float8) / 2), 1024)
+		   AND evidence ->> 'bounded_by' = CASE WHEN (evidence ->> 'bound_mb')::float8 < 1024
+				 THEN 'half of (pg_wal''s free space + the WAL in pg_wal)' ELSE 'walpilot.max_wal_size_max' END
+		   AND (new_value = '-' OR pg_size_bytes(new_value) <= (evidence ->> 'bound_mb')::float8 * 1048576),
+		   false)) || '|' || count(*)
+	  FROM walpilot.decisions
+	 WHERE setting = 'max_wal_size' AND evidence ? 'bound_mb'}),
+	qr/^0\|[1-9]\d*$/, 'bounds: every decision keeps within the bound its evidence shows')
+  or diag(decisions_after('-infinity'));
+# The load writes 4 MB of WAL a second or more (10 updates of 400 rows of
+# 900 bytes, before their full-page images): the rule recommends 256MB or
+# more, and (200MB free + a few segments) / 2 cuts it.
+is(decision($t_reload, $raise_like, q{
+	(evidence ->> 'recommended_mb')::float8 > (evidence ->> 'bound_mb')::float8
+	AND pg_size_bytes(new_value) = (evidence ->> 'bound_mb')::bigint * 1048576
+	AND reason LIKE '%; bounded by half of (pg_wal''s free space + the WAL in pg_wal)'}),
+	't', 'bounds: the raise is cut to half of (free space + WAL in pg_wal), and its reason says so')
+  or diag(decisions_after($t_reload));
+
+# walpilot.max_wal_size_max below the value in force: it comes down to it
+my $t_max = mark();
+reload_worker('max_wal_size_max 48MB', 'walpilot.max_wal_size_max = 48MB');
+my $above_like = 'above the bound (walpilot.max_wal_size_max, 48MB)';
+wait_until('bound lowered: a decision row lowers max_wal_size to walpilot.max_wal_size_max', 120,
+	sub { decision($t_max, $above_like, '1') eq '1' })
+  or diag(decisions_after($t_max));
+like(decision($t_max, $above_like, q{old_value || '|' || new_value}), qr/^\d+[MG]B\|48MB$/,
+	'bound lowered: the row lowers it to 48MB');
+wait_raised('bound lowered: 48MB in force', '48MB');
+is(auto_conf(), alter_system_file("max_wal_size = '48MB'"),
+	'bound lowered: one max_wal_size line, 48MB');
+
+# ===== walpilot.revert(): the line goes =====
+my $t_rev = mark();
+$node->safe_psql('postgres', 'SELECT walpilot.revert()');
+wait_until('revert: postgresql.auto.conf has the DBA\'s settings only, the record is gone', 60,
+	sub { auto_conf() eq alter_system_file() && !-e $record })
+  or diag("file:\n" . auto_conf() . "\ndecisions:\n" . decisions_after($t_rev));
 ok($node->poll_query_until('postgres', q{SELECT current_setting('max_wal_size') = '32MB'}),
 	'revert: the DBA\'s 32MB is in force again');
-is($node->safe_psql('postgres', q{
-	SELECT old_value || '|' || new_value || '|' || reason FROM walpilot.decisions
-	 WHERE setting = 'max_wal_size' ORDER BY decided_at DESC LIMIT 1}),
-	"$raised|(DBA's)|walpilot.revert() or DROP EXTENSION", 'revert: a decision row');
+is(decision($t_rev, 'walpilot.revert() or DROP EXTENSION', q{old_value || '|' || new_value}),
+	"48MB|(DBA's)", 'revert: a decision row');
+like(settings_row(), qr/^32MB\|32MB\|default\|configuration file \(.*postgresql\.conf line \d+\)$/,
+	'revert: walpilot.settings: the DBA\'s value, no longer walpilot\'s');
 
-# after walpilot.tune_interval the evidence (the same checkpoints) still
-# holds: raised again, now always cut by the 40MB bound
-ok($node->poll_query_until('postgres',
-		q{SELECT setting::int > 32 FROM pg_settings WHERE name = 'max_wal_size'}),
-	'after the hold-off: raised again');
-my $again = $node->safe_psql('postgres', 'SHOW max_wal_size');
-is($again, '40MB', 'bounded: raised to walpilot.max_wal_size_max (40MB)');
-# (the raise's row, not the latest: at 40MB the same checkpoints count
-# again, and the next tick may add a "not raised: ... above the bound" row)
-is($node->safe_psql('postgres', q{
-	SELECT (evidence::jsonb ->> 'recommended_mb')::int >= 64
-		   AND evidence::jsonb ->> 'bounded_by' = 'walpilot.max_wal_size_max'
-		   AND reason LIKE '%; bounded by walpilot.max_wal_size_max'
-	  FROM walpilot.decisions WHERE setting = 'max_wal_size' AND new_value = '40MB'
-	 ORDER BY decided_at DESC LIMIT 1}),
-	't', 'bounded: the decision names the bound over the larger recommendation');
+# after walpilot.tune_interval the evidence (the load goes on) calls for a
+# raise again, now cut by the 48MB bound
+wait_raised('after the hold-off: raised again, to walpilot.max_wal_size_max', '48MB');
+is(decision($t_rev, $raise_like, q{reason LIKE '%; bounded by walpilot.max_wal_size_max'
+		AND evidence ->> 'bounded_by' = 'walpilot.max_wal_size_max' AND new_value = '48MB'}),
+	't', 'after the hold-off: the decision names the bound over the larger recommendation');
+cmp_ok(decision($t_rev, $raise_like, q{extract(epoch FROM decided_at - (SELECT decided_at
+		FROM walpilot.decisions WHERE setting = 'max_wal_size' AND reason = 'walpilot.revert() or DROP EXTENSION'
+		ORDER BY decided_at DESC LIMIT 1))}),
+	'>=', 19.5, 'after the hold-off: not before walpilot.tune_interval (20s)');
 
-# ---- the DBA takes it back: a new postgresql.conf value ----
-$node->append_conf('postgresql.conf', "max_wal_size = 48MB\n");
-$node->reload;
-ok($node->poll_query_until('postgres', q{SELECT current_setting('max_wal_size') = '48MB'}),
-	'DBA: the DBA\'s new 48MB is in force');
-WalpilotTest::wait_for_dba_file('DBA: walpilot\'s line is gone');
-ok($node->poll_query_until('postgres', q{
-	SELECT count(*) = 1 FROM walpilot.decisions WHERE setting = 'max_wal_size'
-	   AND reason LIKE 'the DBA took the setting back%'}),
-	'DBA: a decision row says the DBA took it back');
-is($node->safe_psql('postgres', q{
-	SELECT old_value FROM walpilot.decisions WHERE setting = 'max_wal_size'
-	   AND reason LIKE 'the DBA took the setting back%'}),
-	$again, 'DBA: the row names the value walpilot had in force');
-is($node->safe_psql('postgres',
-		q{SELECT managed_by FROM walpilot.settings WHERE name = 'max_wal_size'}),
-	'dba', 'DBA: walpilot.settings: managed by the DBA');
-my $n = $node->safe_psql('postgres', $decisions);
-ok(write_load(2), 'DBA: the load triggers checkpoints by WAL volume again');
-wait_until_weighed('DBA');
-is($node->safe_psql('postgres', 'SHOW max_wal_size'), '48MB',
-	'DBA: a new write load does not make walpilot raise it again');
-is($node->safe_psql('postgres', $decisions), $n, 'DBA: and no new decision');
-is($node->safe_psql('postgres', q{
-	SELECT coalesce(max(evidence ->> 'walpilot_applies_it'), 'none')
-	  FROM walpilot.recommendations WHERE setting = 'max_wal_size'}) =~ /^(false|none)$/ ? 1 : 0,
-	1, 'DBA: a recommendation, if any, says walpilot does not apply it');
-
+# ===== the worker's exit takes the line back =====
+stop_load();
+my $log_offset = -s $node->logfile;
 $node->stop;
+is(auto_conf(), alter_system_file(), 'server stop: the worker\'s exit removes walpilot\'s line');
+ok(!-e $record, 'server stop: no record left');
+like(slurp_file($node->logfile, $log_offset),
+	qr/LOG:  walpilot put max_wal_size back\n.*DETAIL:  walpilot worker exiting$/m,
+	'server stop: the log says walpilot put max_wal_size back as the worker exited');
+start_emulated($node, $storage);
+is(show_max_wal_size(), '32MB', 'server start: the DBA\'s 32MB');
+
+# ===== the load stops: back to the DBA's value =====
+start_load();
+my $t_start = mark();
+wait_raised('after the restart: raised again on new checkpoints by WAL volume', '48MB');
+# an edit of the DBA's pending while the load stops: walpilot removes its
+# line (ALTER SYSTEM RESET) but leaves the reload to the DBA
+$node->append_conf('postgresql.conf', "log_min_duration_statement = '23456ms'\n");
+stop_load();
+my $t_stop = mark();
+my $fell_like = 'the WAL rate fell: % kB/s over the last 60 s needs about %MB';
+wait_until('load stopped: walpilot removes its line (within the 60 s rate window and a margin)', 240,
+	sub { auto_conf() eq alter_system_file() && !-e $record })
+  or diag("file:\n" . auto_conf() . "\ndecisions:\n" . decisions_after($t_start));
+is(decision($t_stop, $fell_like, q{old_value || '|' || new_value}), "48MB|(DBA's)",
+	'load stopped: a decision row: the WAL rate fell, back to the DBA\'s value');
+is(decision($t_stop, $fell_like, q{evidence ->> 'note'}),
+	q{removed from postgresql.auto.conf; in force at the DBA's next reload (postgresql.conf has an edit not yet loaded)},
+	'load stopped: the row says the reload waits for the DBA\'s');
+is(show_max_wal_size(), '48MB', 'load stopped: not reloaded by walpilot: 48MB still in force');
+is($node->safe_psql('postgres', 'SHOW log_min_duration_statement'), '12345ms',
+	'load stopped: the DBA\'s new edit is not in force');
+like(settings_row(), qr/^48MB\|48MB\|default\|/,
+	'load stopped: walpilot.settings: no longer walpilot\'s');
+reload_worker('load stopped: the DBA reloads');
+is(show_max_wal_size(), '32MB', 'load stopped: the DBA\'s 32MB in force after their reload');
+# The checkpoints of the load that ended are still in the last hour, but
+# no longer speak for the WAL rate: walpilot does not raise on them again.
+my $n = decision_count();
+worker_runs('idle', 20);
+is(auto_conf(), alter_system_file(), 'idle: walpilot does not write max_wal_size again');
+is(show_max_wal_size(), '32MB', 'idle: the DBA\'s 32MB stays in force');
+is(decision_count(), $n, 'idle: no new decision')
+  or diag(decisions_after($t_stop));
+
+# ===== the DBA takes it by ALTER SYSTEM: hands off =====
+reload_worker('DBA', 'walpilot.max_wal_size_max = 1GB');
+my $t_dba = mark();
+start_load();
+wait_raised('DBA: walpilot raises again on the new load');
+$node->safe_psql('postgres', q{ALTER SYSTEM SET max_wal_size = '40MB'});
+my $dba_file = auto_conf();
+is($dba_file, alter_system_file("max_wal_size = '40MB'"),
+	'DBA: their ALTER SYSTEM replaces walpilot\'s line');
+my $took_like = q{the DBA set max_wal_size = ''40MB'' by ALTER SYSTEM};
+wait_until('DBA: a decision row says the DBA took max_wal_size', 60,
+	sub { decision($t_dba, $took_like, '1') eq '1' })
+  or diag(decisions_after($t_dba));
+ok(!-e $record, 'DBA: walpilot\'s record is gone');
+unlike(settings_row(), qr/\|walpilot\|/, 'DBA: walpilot.settings no longer says walpilot manages it');
+$node->safe_psql('postgres', 'SELECT pg_reload_conf()');
+ok($node->poll_query_until('postgres', q{SELECT current_setting('max_wal_size') = '40MB'}),
+	'DBA: their 40MB is in force after their reload');
+my $hands_like = q{hands off: max_wal_size is the DBA''s (ALTER SYSTEM, %postgresql.auto.conf)};
+wait_until('DBA: under the load walpilot keeps off the DBA\'s value: a decision row says so', 240,
+	sub { decision($t_dba, $hands_like, '1') eq '1' })
+  or diag(decisions_after($t_dba));
+like(settings_row(),
+	qr/^40MB\|40MB\|dba\|configuration file \(.*postgresql\.auto\.conf line 5\); hands off: max_wal_size is the DBA's \(ALTER SYSTEM, .*postgresql\.auto\.conf\)$/,
+	'DBA: walpilot.settings: managed by the DBA, and why walpilot keeps off');
+like($node->safe_psql('postgres', q{
+	SELECT coalesce(max(evidence ->> 'walpilot_applies_it'), 'none')
+	  FROM walpilot.recommendations WHERE setting = 'max_wal_size'}),
+	qr/^(false|none)$/, 'DBA: a recommendation, if any, says walpilot does not apply it');
+is(auto_conf(), $dba_file, 'DBA: their line stays under the load');
+stop_load();
+$node->safe_psql('postgres', 'SELECT walpilot.revert()');
+reload_worker('DBA: tune off', 'walpilot.tune_max_wal_size = off');
+is(auto_conf(), $dba_file, 'DBA: walpilot.revert() and tune_max_wal_size = off leave their line');
+is(show_max_wal_size(), '40MB', 'DBA: their 40MB stays in force');
+$node->stop;
+is(auto_conf(), $dba_file, 'DBA: the server stop leaves their line');
+ok(!-e $record, 'DBA: no record of walpilot\'s');
 done_testing();
