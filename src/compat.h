@@ -351,6 +351,16 @@ typedef RelFileNode WpRelFile;
 #endif
 
 /*
+ * PG_TEMP_FILE_PREFIX ("pgsql_tmp", the names pg_basebackup and pg_rewind
+ * skip): storage/fd.h up to 15, common/file_utils.h from 16.
+ */
+#if PG_VERSION_NUM >= 160000
+#include "common/file_utils.h"
+#else
+#include "storage/fd.h"
+#endif
+
+/*
  * Signal handlers: through 16 pqsignal installs the handler itself; from
  * 17 every handler it sets runs behind one wrapper function.
  */
