@@ -99,6 +99,7 @@ static TimestampTz off_until = 0;
 static double evidence_after = 0;
 static TimestampTz next_look = 0;
 static char last_note[WP_AS_NOTE_LEN] = "";
+static bool noted = false;		/* consider() found a reason to hold */
 
 /* the newly finished checkpoints, oldest first */
 static void
@@ -215,6 +216,7 @@ format_mb(int64 mb, char *buf, size_t len)
 static void
 note_once(const char *reason, const char *evidence)
 {
+	noted = true;
 	if (strcmp(reason, last_note) == 0)
 		return;
 	strlcpy(last_note, reason, sizeof(last_note));
@@ -400,9 +402,12 @@ consider(TimestampTz now)
 	char		reason[WP_AS_NOTE_LEN];
 	char	   *evidence;
 
-	/* the last change is not in force here yet */
+	/* the last change is not in force here yet: nothing is judged now */
 	if (wp_alter_system_reload_pending())
+	{
+		noted = true;
 		return;
+	}
 	if (!managing)
 		floor_mb = cur_mb;
 
@@ -547,7 +552,11 @@ wp_wal_size_pilot_tick(TimestampTz now)
 	if (now < off_until || now < next_look)
 		return;
 	next_look = now + (TimestampTz) WP_WS_SAMPLE_S * USECS_PER_SEC;
+	noted = false;
 	consider(now);
+	/* a hold whose cause is gone is no longer shown (a new one is a new row) */
+	if (!noted)
+		clear_note();
 }
 
 /*

@@ -501,11 +501,14 @@ alter_system(const char *name, const char *value, char *why, size_t len)
 	ResourceOwner oldowner = CurrentResourceOwner;
 	volatile bool ok = true;
 
-	StartTransactionCommand();
 	PG_TRY();
 	{
-		VariableSetStmt *set = makeNode(VariableSetStmt);
-		AlterSystemStmt *stmt = makeNode(AlterSystemStmt);
+		VariableSetStmt *set;
+		AlterSystemStmt *stmt;
+
+		StartTransactionCommand();
+		set = makeNode(VariableSetStmt);
+		stmt = makeNode(AlterSystemStmt);
 
 		set->name = pstrdup(name);
 		if (value != NULL)
@@ -786,6 +789,7 @@ wp_alter_system_row(ReturnSetInfo *rsinfo)
 	bool		applied = wp_alter_system_state(value, floor, note);
 	struct config_generic **vars;
 	const char *by;
+	bool		dba = false;
 	char		source[MAXPGPATH + 64];
 	char	   *in_force;
 	int			n,
@@ -798,6 +802,13 @@ wp_alter_system_row(ReturnSetInfo *rsinfo)
 	for (i = 0; i < n; i++)
 		if (strcmp(vars[i]->name, "max_wal_size") == 0)
 		{
+			const char *f = vars[i]->sourcefile;
+			const char *base = f ? strrchr(f, '/') : NULL;
+
+			/* the command line, or a line of the DBA's in postgresql.auto.conf */
+			dba = vars[i]->source > PGC_S_FILE ||
+				(!applied && vars[i]->source == PGC_S_FILE && f != NULL &&
+				 strcmp(base ? base + 1 : f, PG_AUTOCONF_FILENAME) == 0);
 			if (vars[i]->source == PGC_S_FILE && vars[i]->sourcefile)
 				snprintf(source, sizeof(source), "%s (%s line %d)",
 						 GucSource_Names[vars[i]->source],
@@ -813,7 +824,7 @@ wp_alter_system_row(ReturnSetInfo *rsinfo)
 		by = "walpilot";
 		strlcat(source, ", set by walpilot (ALTER SYSTEM)", sizeof(source));
 	}
-	else if (strncmp(note, "hands off", 9) == 0)
+	else if (dba || strncmp(note, "hands off", 9) == 0)
 		by = "dba";
 	else
 		by = "default";
