@@ -479,6 +479,14 @@ def do_run(ctx, cfg, wl, clients, rep, order):
             "mb_bgwb": round(d["bytes_writeback_bg"] / 1e6, 2),
             "device_util_pct": round(100.0 * d["device_busy_ns"] / 1e9 / max(0.001, t_wall1 - t_wall0), 1),
         })
+        if emu1.get("iops"):
+            # token bucket (iops=, burst=): requests that found it empty, and their wait
+            nr, nw = d.get("tb_requests", 0), d.get("tb_waited", 0)
+            row.update({
+                "device_requests": nr,
+                "tb_waited_pct": round(100.0 * nw / nr, 1) if nr else "",
+                "tb_wait_avg_ms": round(d["tb_wait_ns"] / nw / 1e6, 3) if nw else "",
+            })
     ev = server_events(cl, t0, t_wall1 + 1, sc.events_regex)
     ckpt = [e for e in ev if "checkpoint complete" in e[1]]
     row["checkpoints"] = len(ckpt)

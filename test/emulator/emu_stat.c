@@ -31,9 +31,11 @@ main(int argc, char **argv)
 		fd = open(path, O_RDWR);
 		if (fd < 0) { perror(path); return 1; }
 		s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-		if (s == MAP_FAILED || (s->magic != EMU_MAGIC && s->magic != EMU_MAGIC_V4 && s->magic != EMU_MAGIC_V3)) { fprintf(stderr, "%s: not an emulator segment\n", path); return 1; }
+		if (s == MAP_FAILED || (s->magic != EMU_MAGIC && s->magic != EMU_MAGIC_V5 && s->magic != EMU_MAGIC_V4 && s->magic != EMU_MAGIC_V3)) { fprintf(stderr, "%s: not an emulator segment\n", path); return 1; }
 		atomic_store(&s->wal_flush_max_ns, 0);
 		atomic_store(&s->data_flush_max_ns, 0);
+		if (s->magic == EMU_MAGIC)
+			atomic_store(&s->tb_wait_max_ns, 0);
 		return 0;
 	}
 	fd = open(path, O_RDONLY);
@@ -43,7 +45,7 @@ main(int argc, char **argv)
 		return 1;
 	}
 	s = mmap(NULL, sizeof(*s), PROT_READ, MAP_SHARED, fd, 0);
-	if (s == MAP_FAILED || (s->magic != EMU_MAGIC && s->magic != EMU_MAGIC_V4 && s->magic != EMU_MAGIC_V3))
+	if (s == MAP_FAILED || (s->magic != EMU_MAGIC && s->magic != EMU_MAGIC_V5 && s->magic != EMU_MAGIC_V4 && s->magic != EMU_MAGIC_V3))
 	{
 		fprintf(stderr, "%s: not an emulator segment\n", path);
 		return 1;
@@ -57,10 +59,15 @@ main(int argc, char **argv)
 	P(n_dsync_writes); P(n_sfr); P(n_writeback_bg);
 	P(bytes_written_wal); P(bytes_written_data); P(bytes_flushed_sync);
 	P(bytes_writeback_sfr); P(bytes_writeback_bg); P(table_full); P(bytes_discarded);
-	if (s->magic == EMU_MAGIC)
+	if (s->magic == EMU_MAGIC || s->magic == EMU_MAGIC_V5)
 	{
 		P(pages_dirtied); P(pages_redirtied); P(pages_untracked); P(pages_cleaned_sfr);
 		P(bytes_device_data); P(bytes_device_wal); P(pages_redirtied_wal);
+	}
+	if (s->magic == EMU_MAGIC)
+	{
+		P(iops); P(burst); P(tb_zero_at);
+		P(tb_requests); P(tb_waited); P(tb_wait_ns); P(tb_wait_max_ns);
 	}
 	printf("wal_flush_hist=");
 	for (i = 0; i < EMU_HIST; i++)

@@ -4,7 +4,7 @@
  * Gives every process that loads it (postmaster and all its children, or
  * pg_test_fsync) one shared emulated disk, chosen by WALPILOT_STORAGE:
  *
- *   WALPILOT_STORAGE=hdd | ssd | cloud | real | off
+ *   WALPILOT_STORAGE=hdd | ssd | cloud | tbucket | real | off
  *   WALPILOT_STORAGE=hdd,bw_mbps=25            (profile + overrides)
  *   WALPILOT_STORAGE=flush_us=3000,jitter_us=500,bw_mbps=200
  *
@@ -13,6 +13,10 @@
  *    Each device request reserves [max(now, busy_until), +cost) with a CAS;
  *    synchronous requests then sleep until the end of their slot, so they are
  *    served one at a time, in arrival order, without holding a lock.
+ *  - Token bucket (iops=N, burst=B; profile tbucket): every device request
+ *    first takes a token from a shared bucket of B tokens refilled at N per
+ *    second; with none left it is served when the next one arrives.  The
+ *    bucket is one shared clock moved by CAS, like busy_until.
  *  - Page cache: buffered writes to regular files dirty 4 kB pages, tracked
  *    in a shared table with page identity (a page rewritten while dirty costs
  *    nothing more; once written back, dirtying it costs again), and add the
@@ -87,6 +91,10 @@ static int cfg_page_identity = 1;	/* 0: count every write's bytes (no identity) 
 static int cfg_verbose = 0;
 static char cfg_shm[200];
 static double cfg_statvfs_free_mb = -1;	/* <0: report the real free space */
+static double cfg_iops = 0;		/* token bucket: requests per second, 0 = no cap */
+static double cfg_burst = -1;	/* bucket size in requests; <0 = iops (one second) */
+static int64_t tb_interval_ns;	/* 1e9 / iops; 0 = no token bucket */
+static int64_t tb_burst;		/* bucket size, >= 1 */
 static char cfg_spec[EMU_SPEC_LEN];
 
 static struct emu_shared *shm;  /* NULL = passthrough */
@@ -140,6 +148,9 @@ rnd(void)
 }
 
 /* ---- profile parsing ---- */
+#define TBUCKET_IOPS  500		/* see README.md: below 1 / flush, so the cap binds */
+#define TBUCKET_BURST 1000		/* two seconds of baseline */
+
 static int
 apply_kv(const char *k, const char *v)
 {
@@ -156,6 +167,8 @@ apply_kv(const char *k, const char *v)
 	else if (!strcmp(k, "page_identity")) cfg_page_identity = (int) x;
 	else if (!strcmp(k, "verbose")) cfg_verbose = (int) x;
 	else if (!strcmp(k, "statvfs_free_mb")) cfg_statvfs_free_mb = x;
+	else if (!strcmp(k, "iops")) cfg_iops = x;
+	else if (!strcmp(k, "burst")) cfg_burst = x;
 	else if (!strcmp(k, "shm")) snprintf(cfg_shm, sizeof(cfg_shm), "%s", v);
 	else return -1;
 	return 0;
@@ -170,10 +183,26 @@ apply_profile(const char *name)
 	{ cfg_flush_ns = 200000; cfg_jitter_ns = 0; cfg_ns_per_byte = 1e9 / 500e6; }
 	else if (!strcmp(name, "cloud"))
 	{ cfg_flush_ns = 1000000; cfg_jitter_ns = 1000000; cfg_ns_per_byte = 1e9 / 125e6; }
+	else if (!strcmp(name, "tbucket"))
+	{ cfg_flush_ns = 1000000; cfg_jitter_ns = 0; cfg_ns_per_byte = 1e9 / 125e6; cfg_iops = TBUCKET_IOPS; cfg_burst = TBUCKET_BURST; }
 	else if (!strcmp(name, "real"))
 	{ cfg_flush_ns = 0; cfg_jitter_ns = 0; cfg_ns_per_byte = 0; }
 	else return -1;
 	return 0;
+}
+
+/* the token bucket's interval and size from iops= and burst= */
+static void
+tb_config(void)
+{
+	if (cfg_iops <= 0)
+		return;
+	tb_interval_ns = (int64_t) (1e9 / cfg_iops);
+	if (tb_interval_ns < 1)
+		tb_interval_ns = 1;
+	tb_burst = (int64_t) (cfg_burst < 0 ? cfg_iops : cfg_burst);
+	if (tb_burst < 1)
+		tb_burst = 1;
 }
 
 /* returns 1 if emulation requested */
@@ -198,6 +227,7 @@ parse_spec(const char *spec)
 		else if (apply_profile(tok) < 0)
 			emu_log("unknown profile \"%s\" in WALPILOT_STORAGE (ignored)", tok);
 	}
+	tb_config();
 	return 1;
 }
 
@@ -255,6 +285,8 @@ setup_shm(void)
 			s->jitter_ns = cfg_jitter_ns;
 			s->ns_per_byte_x1000 = (int64_t) (cfg_ns_per_byte * 1000);
 			s->created_pid = getpid();
+			s->iops = tb_interval_ns ? (int64_t) cfg_iops : 0;
+			s->burst = tb_interval_ns ? tb_burst : 0;
 			atomic_store(&s->magic, EMU_MAGIC);
 			if (cfg_verbose)
 				emu_log("created emulated device %s", path);
@@ -365,6 +397,7 @@ slot_find(dev_t dev, ino_t ino)
 
 static int64_t take_dirty(struct emu_slot *sl, int64_t max);
 static int64_t take_file(uint32_t slot);
+static void update_max(_Atomic int64_t *m, int64_t v);
 
 /* the kernel drops dirty pages of a deleted or truncated file */
 static void
@@ -413,11 +446,46 @@ fd_info(int fd)
 }
 
 /* ---- the device ---- */
+/*
+ * Token bucket (iops=, burst=): the time at which a request arriving at now
+ * gets its token, >= now.  The bucket holds min(burst, (t - tb_zero_at) /
+ * interval) tokens at time t; taking one moves tb_zero_at one interval on
+ * from where it was or, if the bucket was full, from the time it became
+ * full (so it never holds more than burst).  A request finding it empty
+ * gets the next token to arrive; requests queue in the order of their CAS.
+ * Lock-free like busy_until: one CAS, no lock held while the caller sleeps.
+ */
+static int64_t
+tb_take(int64_t now)
+{
+	int64_t z = atomic_load(&shm->tb_zero_at), full = now - tb_burst * tb_interval_ns, nz;
+
+	do
+		nz = (z > full ? z : full) + tb_interval_ns;
+	while (!atomic_compare_exchange_weak(&shm->tb_zero_at, &z, nz));
+	atomic_fetch_add(&shm->tb_requests, 1);
+	if (nz <= now)
+		return now;
+	atomic_fetch_add(&shm->tb_waited, 1);
+	atomic_fetch_add(&shm->tb_wait_ns, nz - now);
+	update_max(&shm->tb_wait_max_ns, nz - now);
+	return nz;
+}
+
+/*
+ * Reserve the device for one request arriving at now (a flush, an O_DSYNC or
+ * O_DIRECT write, a writeback transfer): with a token bucket it first waits
+ * for its token, then for the requests queued before it.  Returns the end of
+ * its slot.
+ */
 static int64_t
 dev_reserve(int64_t cost, int64_t now)
 {
-	int64_t b = atomic_load(&shm->busy_until), start, end;
+	int64_t b, start, end;
 
+	if (tb_interval_ns)
+		now = tb_take(now);
+	b = atomic_load(&shm->busy_until);
 	do
 	{
 		start = b > now ? b : now;

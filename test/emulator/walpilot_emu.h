@@ -8,7 +8,8 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#define EMU_MAGIC        0x57504c454d550005ULL	/* "WPLEMU" v5 */
+#define EMU_MAGIC        0x57504c454d550006ULL	/* "WPLEMU" v6 */
+#define EMU_MAGIC_V5     0x57504c454d550005ULL	/* same header, emu_stat reads it */
 #define EMU_MAGIC_V4     0x57504c454d550004ULL	/* same header, emu_stat reads it */
 #define EMU_MAGIC_V3     0x57504c454d550003ULL	/* same header, emu_stat reads it */
 #define EMU_INITIALIZING 1ULL
@@ -87,6 +88,20 @@ struct emu_shared
 	_Atomic int64_t bytes_device_wal;	/* same for pg_wal files */
 	_Atomic int64_t pages_redirtied_wal;	/* the part of pages_redirtied in pg_wal files */
 	_Atomic uint64_t pages[EMU_NPAGES];
+
+	/*
+	 * v6: token bucket (iops=, burst=), after the page table so that the
+	 * header of versions 3 to 5 keeps its offsets.  The bucket is one
+	 * clock, tb_zero_at: at time t it holds min(burst, (t - tb_zero_at) /
+	 * interval) tokens; a request moves it by one interval (GCRA).
+	 */
+	int64_t		iops;			/* of the creator; 0 = no cap */
+	int64_t		burst;			/* bucket size, requests */
+	_Atomic int64_t tb_zero_at;	/* CLOCK_MONOTONIC ns; 0 = a full bucket */
+	_Atomic int64_t tb_requests;	/* device requests that took a token */
+	_Atomic int64_t tb_waited;	/* of those, found the bucket empty */
+	_Atomic int64_t tb_wait_ns;	/* their waits for a token, summed */
+	_Atomic int64_t tb_wait_max_ns;
 };
 
 #endif

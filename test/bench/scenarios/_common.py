@@ -8,6 +8,10 @@ PROFILES = {
     "hdd": ("hdd", 8000),
     "ssd": ("ssd", 200),
     "cloud": ("cloud", 1500),
+    # token bucket: 1 ms flush, 500 requests/s after a burst of 1000; the
+    # nominal F is the flush cost (what a probe sees), not the 2 ms a flush
+    # cycle takes once the cap binds
+    "tbucket": ("tbucket", 1000),
     "real": ("real", 200),   # shim loaded for measurement only; real disk flushes
 }
 
