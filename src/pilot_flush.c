@@ -165,14 +165,15 @@ fl_apply(const WpPilotValue *v, bool configured)
 
 /*
  * fl_withdraw
- *		The configured value from the next checkpoint on.
+ *		The configured value from the next checkpoint on.  Any process may
+ *		call it: publishing is one atomic store, so walpilot.revert() and
+ *		DROP EXTENSION (in a backend) put the configured value back at once,
+ *		not at the worker's next tick -- a CHECKPOINT right after them runs
+ *		with the configured value, also while the worker is busy or stuck.
  */
 static void
 fl_withdraw(void)
 {
-	if (wp_shared == NULL ||
-		pg_atomic_read_u32(&wp_shared->worker_pid) != (uint32) MyProcPid)
-		return;
 	wp_ckpt_setting_publish_configured();
 }
 
