@@ -855,7 +855,19 @@ not_tuning(WpPilotRun *r, bool window_closed)
 	{
 		if (r->stopped)
 		{
+			/*
+			 * While stopped the configured value was in force, as it was
+			 * then: a DBA's pin now gone leaves its value behind in current
+			 * and in_force, and the pilot would hold it as its own choice
+			 * (outside walpilot's bounds, after the DBA removed it).  Start
+			 * again from the configured value of now, which configured()
+			 * has just read (a pin is read when a window closes, and so is
+			 * its end).
+			 */
 			r->stopped = false;
+			r->current = r->in_force = r->configured;
+			r->current_step = -1;
+			r->managing = false;
 			strlcpy(r->reason, "resumed: waiting for a window", sizeof(r->reason));
 			ereport(LOG,
 					(errmsg("walpilot %s pilot resumes", r->def->name)));
