@@ -1,8 +1,11 @@
 # The checkpoint_flush_after pilot in tune mode, on an emulated disk with
 # slow data writes and short checkpoints: it runs a trial one checkpoint
 # per window, the checkpointer really runs each window with the value the
-# trial meant, and the trial ends in a verdict with its evidence.  With
-# walpilot.tune_checkpoint_flush = off it does nothing.
+# trial meant (applied in its own memory: nothing is reloaded, SHOW in a
+# session keeps the configured value, walpilot.settings says what the
+# checkpointer runs with), and the trial ends in a verdict with its
+# evidence.  With walpilot.tune_checkpoint_flush = off it does nothing;
+# turning it off puts the configured value back for the next checkpoint.
 #
 # checkpoint_completion_target = 0.95: the next checkpoint starts 1.5 s
 # after one ends, sooner than that checkpoint's commit figures come in
@@ -141,34 +144,44 @@ else
 			  . ($last->[2] // '?') . ' s against ' . ($first->[2] // '?') . ' s)');
 	}
 }
-# the configured value's arm (or the verdict) removed walpilot's line: the
-# LOG line says so, not that walpilot stopped managing the setting
-# (after an early stop the outcome is recorded before the revert is written)
-ok($node->wait_for_log(
-		qr/walpilot put postgresql.auto.conf back\n[^\n]*DETAIL:  checkpoint_flush_after: the configured value is in force again/),
-	'going back to the configured value is logged as such');
-my $trial_log = slurp_file($node->logfile);
-unlike($trial_log, qr/walpilot stopped managing/,
-	'a trial does not log that walpilot stopped managing the setting');
-# the value in force always matches walpilot.settings
+# Each arm's value is applied in the checkpointer's own memory: nothing
+# is reloaded for it (a reload would put any unfinished edit of the DBA's
+# configuration in force).
+unlike($during // '', qr/received SIGHUP, reloading configuration files/,
+	'no reload during the trial');
+# walpilot.settings says what the checkpointer runs with: the value its
+# newest checkpoint started with, walpilot's when that is not the
+# configured 256kB; SHOW in a session keeps the configured value
 ok($node->poll_query_until('postgres', q{
-	SELECT (w.managed_by = 'walpilot') =
-	       (pg_read_file('postgresql.auto.conf') LIKE '%walpilot trial value%')
-	  FROM walpilot.settings w WHERE w.name = 'checkpoint_flush_after'}),
-	'walpilot.settings agrees with postgresql.auto.conf');
+	SELECT w.effective_value = c.flush_after_kb || 'kB'
+	   AND (w.managed_by = 'walpilot') = (c.flush_after_kb <> 256)
+	   AND w.configured_value = '256kB'
+	   AND current_setting('checkpoint_flush_after') = '256kB'
+	  FROM walpilot.settings w,
+	       (SELECT flush_after_kb FROM walpilot.checkpoints
+	         ORDER BY started_at DESC LIMIT 1) c
+	 WHERE w.name = 'checkpoint_flush_after'}),
+	'walpilot.settings agrees with the newest checkpoint; SHOW says the configured 256kB');
 
 # ---- tune_checkpoint_flush off again: the configured value comes back ----
 $node->append_conf('postgresql.conf', "walpilot.tune_checkpoint_flush = off\n");
 $node->reload;
 ok($node->poll_query_until('postgres', q{
-	SELECT current_setting('checkpoint_flush_after') = '256kB'
-	   AND pg_read_file('postgresql.auto.conf') NOT LIKE '%walpilot%'}),
-	'turning the pilot off puts the configured value back');
-like($node->safe_psql('postgres', q{
-	SELECT state || ': ' || reason FROM walpilot.pilots
-	 WHERE pilot = 'checkpoint_flush_after'}),
-	qr/^idle: walpilot.tune_checkpoint_flush = off/,
+	SELECT state = 'idle' AND reason LIKE 'walpilot.tune_checkpoint_flush = off%'
+	  FROM walpilot.pilots WHERE pilot = 'checkpoint_flush_after'}),
 	'walpilot.pilots says why the pilot is idle');
+# the next checkpoint (one is requested) starts with the configured value
+my $from = $node->safe_psql('postgres', 'SELECT clock_timestamp()');
+$node->safe_psql('postgres', 'CHECKPOINT');
+is($node->safe_psql('postgres', qq{
+	SELECT coalesce(string_agg(DISTINCT flush_after_kb::text, ' '), 'none')
+	  FROM walpilot.checkpoints
+	 WHERE started_at >= '$from' AND started_at <= clock_timestamp()}),
+	'256', 'turning the pilot off: the next checkpoint runs with the configured 256kB');
+is($node->safe_psql('postgres', q{
+	SELECT managed_by || ' ' || effective_value FROM walpilot.settings
+	 WHERE name = 'checkpoint_flush_after'}),
+	'default 256kB', 'turning the pilot off: walpilot.settings says the configured 256kB');
 
 $load->kill_kill;
 $node->stop;
