@@ -133,10 +133,13 @@ fl_enabled(char *why, size_t len)
 #else
 	(void) platform_said;
 #endif
-	if (!log_checkpoints)
+	if (!log_checkpoints || log_min_messages >= FATAL)
 	{
-		strlcpy(why, "log_checkpoints = off: walpilot applies checkpoint_flush_after when the checkpointer logs \"checkpoint starting\"",
-				len);
+		snprintf(why, len, "%s: walpilot applies checkpoint_flush_after when the checkpointer logs \"checkpoint starting\"%s",
+				 !log_checkpoints ? "log_checkpoints = off" :
+				 "log_min_messages hides LOG lines",
+				 wp_ckpt_setting_walpilot_in_force() ?
+				 "; walpilot's value stays in the checkpointer until that line is logged again or the server restarts" : "");
 		return false;
 	}
 	if (wp_checkpoint_flush_min_kb > wp_checkpoint_flush_max_kb)

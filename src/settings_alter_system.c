@@ -78,6 +78,7 @@ typedef struct WpAlterSystemShared
 {
 	pg_atomic_uint64 revert_generation; /* walpilot.revert(), DROP EXTENSION */
 	bool		applied;		/* walpilot's line is in force */
+	bool		removal_unloaded;	/* its line is gone, not yet reloaded */
 	char		value[WP_AS_VALUE_LEN];
 	char		floor[WP_AS_VALUE_LEN]; /* in force before walpilot's */
 	char		note[WP_AS_NOTE_LEN];	/* why walpilot holds off */
@@ -473,6 +474,12 @@ wp_alter_system_reload_pending(void)
 {
 	if (reload_waiting && PgReloadTime == reload_waiting_since)
 		return true;
+	if (reload_waiting && as->removal_unloaded)
+	{
+		LWLockAcquire(wp_shared->lock, LW_EXCLUSIVE);
+		as->removal_unloaded = false;
+		LWLockRelease(wp_shared->lock);
+	}
 	reload_waiting = false;
 	return false;
 }
@@ -730,6 +737,9 @@ wp_alter_system_reset(const char *name, char *why, size_t len)
 				 "removed from postgresql.auto.conf; in force at the DBA's next reload (%s has an edit not yet loaded)",
 				 which);
 		wait_for_reload();
+		LWLockAcquire(wp_shared->lock, LW_EXCLUSIVE);
+		as->removal_unloaded = true;
+		LWLockRelease(wp_shared->lock);
 		return true;
 	}
 	request_reload();
@@ -787,6 +797,7 @@ wp_alter_system_row(ReturnSetInfo *rsinfo)
 	char		floor[WP_AS_VALUE_LEN];
 	char		note[WP_AS_NOTE_LEN];
 	bool		applied = wp_alter_system_state(value, floor, note);
+	bool		removal_unloaded;
 	struct config_generic **vars;
 	const char *by;
 	bool		dba = false;
@@ -797,6 +808,9 @@ wp_alter_system_row(ReturnSetInfo *rsinfo)
 
 	if (!applied && !wp_tune_max_wal_size)
 		return;
+	LWLockAcquire(wp_shared->lock, LW_SHARED);
+	removal_unloaded = as->removal_unloaded;
+	LWLockRelease(wp_shared->lock);
 	strlcpy(source, "default", sizeof(source));
 	vars = wp_guc_variables(&n);
 	for (i = 0; i < n; i++)
@@ -823,6 +837,12 @@ wp_alter_system_row(ReturnSetInfo *rsinfo)
 	{
 		by = "walpilot";
 		strlcat(source, ", set by walpilot (ALTER SYSTEM)", sizeof(source));
+	}
+	else if (removal_unloaded)
+	{
+		by = "default";
+		strlcat(source, "; walpilot's line is removed, the DBA's value is in force at the next reload",
+				sizeof(source));
 	}
 	else if (dba || strncmp(note, "hands off", 9) == 0)
 		by = "dba";

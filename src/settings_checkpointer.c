@@ -220,6 +220,23 @@ describe_source(GucSource source, const char *file, int line, char *buf,
 }
 
 /*
+ * wp_ckpt_setting_walpilot_in_force
+ *		Did the checkpointer start its last checkpoint with walpilot's value?
+ */
+bool
+wp_ckpt_setting_walpilot_in_force(void)
+{
+	bool		ours;
+
+	if (cs == NULL)
+		return false;
+	SpinLockAcquire(&cs->mutex);
+	ours = cs->seen && cs->by_walpilot;
+	SpinLockRelease(&cs->mutex);
+	return ours;
+}
+
+/*
  * wp_ckpt_setting_pinned
  *		Does a source of the DBA's set checkpoint_flush_after?  Judged from
  *		what is in force: this process's own value (the worker's, after its

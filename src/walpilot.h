@@ -177,6 +177,7 @@ extern void wp_ckpt_setting_publish(int kb);
 extern void wp_ckpt_setting_publish_configured(void);
 extern int	wp_ckpt_setting_boot_kb(void);
 extern bool wp_ckpt_setting_pinned(char *where, size_t len, int *value_kb);
+extern bool wp_ckpt_setting_walpilot_in_force(void);
 struct ReturnSetInfo;
 extern void wp_ckpt_setting_row(struct ReturnSetInfo *rsinfo);
 extern char *wp_format_kb(int64 kb);
