@@ -77,22 +77,6 @@ sub decisions
 		  FROM walpilot.decisions WHERE setting = 'max_wal_size'});
 }
 
-# Append $conf to postgresql.conf, reload, and wait until the worker has
-# reloaded: each reload also flips walpilot.sample_interval between 10ms
-# and 11ms, which walpilot.status shows once the worker runs with it.
-my $interval = 10;
-sub reload_worker
-{
-	my ($what, $conf) = @_;
-	local $Test::Builder::Level = $Test::Builder::Level + 1;
-	$interval = $interval == 10 ? 11 : 10;
-	$node->append_conf('postgresql.conf', "$conf\nwalpilot.sample_interval = ${interval}ms\n");
-	$node->reload;
-	return wait_until("$what: the worker has reloaded", 60, sub {
-		$node->safe_psql('postgres', 'SELECT sample_interval_ms FROM walpilot.status') == $interval;
-	});
-}
-
 # walpilot holds for $why: one decision row, nothing written, and
 # walpilot.settings and the recommendation say so
 sub holds
@@ -151,7 +135,7 @@ SKIP:
 	  if $version < 170000;
 	# allow_alter_system off first, then the file writable: walpilot never
 	# sees ALTER SYSTEM allowed in between
-	reload_worker('allow_alter_system = off', 'allow_alter_system = off');
+	reload_worker($node, 'allow_alter_system = off', 'allow_alter_system = off');
 	chmod 0600, $autoconf or die "chmod: $!";
 	is($node->safe_psql('postgres', 'SHOW allow_alter_system'), 'off',
 		'allow_alter_system = off: in force');
@@ -161,7 +145,7 @@ SKIP:
 
 # ---- ALTER SYSTEM allowed again: walpilot raises ----
 chmod 0600, $autoconf or die "chmod: $!";
-reload_worker('allowed', $version >= 170000 ? 'allow_alter_system = on' : '');
+reload_worker($node, 'allowed', $version >= 170000 ? 'allow_alter_system = on' : '');
 ok($node->poll_query_until('postgres',
 		q{SELECT pg_size_bytes(current_setting('max_wal_size')) > 32 * 1024 * 1024}),
 	'allowed: walpilot raises max_wal_size')

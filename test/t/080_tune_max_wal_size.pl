@@ -166,23 +166,6 @@ sub settings_row
 		  FROM walpilot.settings WHERE name = 'max_wal_size'});
 }
 
-# Append $conf to postgresql.conf, reload, and wait until the worker has
-# reloaded: each reload also flips walpilot.sample_interval between 10ms
-# and 11ms, which walpilot.status shows once the worker runs with it.
-my $interval = 10;
-sub reload_worker
-{
-	my ($what, $conf) = @_;
-	local $Test::Builder::Level = $Test::Builder::Level + 1;
-	$interval = $interval == 10 ? 11 : 10;
-	$node->append_conf('postgresql.conf',
-		($conf // '') . "\nwalpilot.sample_interval = ${interval}ms\n");
-	$node->reload;
-	return wait_until("$what: the worker has reloaded", 60, sub {
-		$node->safe_psql('postgres', 'SELECT sample_interval_ms FROM walpilot.status') == $interval;
-	});
-}
-
 # wait until a max_wal_size of walpilot's ($value, or any above the DBA's
 # 32MB) is in force for new sessions
 sub wait_raised
@@ -253,7 +236,7 @@ like($node->safe_psql('postgres', 'SELECT walpilot.report()'),
 # raises: the time to turn tuning on and make the edit.
 my $t_revert = mark();
 $node->safe_psql('postgres', 'SELECT walpilot.revert()');
-reload_worker('on', 'walpilot.tune_max_wal_size = on');
+reload_worker($node, 'on', 'walpilot.tune_max_wal_size = on');
 # The DBA's unfinished edit, in postgresql.conf, not reloaded.  The
 # worker's reload is older than it by psql round trips, more than the
 # granularity of the file system's clock.
@@ -287,7 +270,7 @@ is(auto_conf(), $dba_bytes, 'held: postgresql.auto.conf still untouched');
 
 # ===== the DBA reloads: raised by ALTER SYSTEM =====
 my $t_reload = mark();
-reload_worker('the DBA reloads');
+reload_worker($node, 'the DBA reloads');
 is($node->safe_psql('postgres', 'SHOW log_min_duration_statement'), '12345ms',
 	'raised: the DBA\'s edit is in force after their reload');
 wait_raised('raised: walpilot raises max_wal_size once the DBA has reloaded');
@@ -348,7 +331,7 @@ is(decision($t_reload, $raise_like, q{
 
 # walpilot.max_wal_size_max below the value in force: it comes down to it
 my $t_max = mark();
-reload_worker('max_wal_size_max 48MB', 'walpilot.max_wal_size_max = 48MB');
+reload_worker($node, 'max_wal_size_max 48MB', 'walpilot.max_wal_size_max = 48MB');
 my $above_like = 'above the bound (walpilot.max_wal_size_max, 48MB)';
 wait_until('bound lowered: a decision row lowers max_wal_size to walpilot.max_wal_size_max', 120,
 	sub { decision($t_max, $above_like, '1') eq '1' })
@@ -418,7 +401,7 @@ is($node->safe_psql('postgres', 'SHOW log_min_duration_statement'), '12345ms',
 	'load stopped: the DBA\'s new edit is not in force');
 like(settings_row(), qr/^48MB\|48MB\|default\|/,
 	'load stopped: walpilot.settings: no longer walpilot\'s');
-reload_worker('load stopped: the DBA reloads');
+reload_worker($node, 'load stopped: the DBA reloads');
 is(show_max_wal_size(), '32MB', 'load stopped: the DBA\'s 32MB in force after their reload');
 # The checkpoints of the load that ended are still in the last hour, but
 # no longer speak for the WAL rate: walpilot does not raise on them again.
@@ -430,7 +413,7 @@ is(decision_count(), $n, 'idle: no new decision')
   or diag(decisions_after($t_stop));
 
 # ===== the DBA takes it by ALTER SYSTEM: hands off =====
-reload_worker('DBA', 'walpilot.max_wal_size_max = 1GB');
+reload_worker($node, 'DBA', 'walpilot.max_wal_size_max = 1GB');
 my $t_dba = mark();
 start_load();
 wait_raised('DBA: walpilot raises again on the new load');
@@ -464,7 +447,7 @@ like($node->safe_psql('postgres', q{
 is(auto_conf(), $dba_file, 'DBA: their line stays under the load');
 stop_load();
 $node->safe_psql('postgres', 'SELECT walpilot.revert()');
-reload_worker('DBA: tune off', 'walpilot.tune_max_wal_size = off');
+reload_worker($node, 'DBA: tune off', 'walpilot.tune_max_wal_size = off');
 is(auto_conf(), $dba_file, 'DBA: walpilot.revert() and tune_max_wal_size = off leave their line');
 is(show_max_wal_size(), '36MB', 'DBA: their 36MB stays in force');
 $node->stop;

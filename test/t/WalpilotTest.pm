@@ -24,7 +24,8 @@ use Time::HiRes qw(time);
 
 our @EXPORT =
   qw(emulator_library emulator_shim walpilot_node start_emulated emulated_node
-  start_insert_load poll_for wait_until wait_crash_restart build_probe_module);
+  start_insert_load poll_for wait_until wait_crash_restart build_probe_module
+  reload_worker);
 our @EXPORT_OK = qw(server_settings_node dba_auto_conf slurp_bytes start_load
   stop_load wait_for_trial_value checkpoint_runs_with dba_snapshot
   dba_append_conf dba_write_conf dba_conf_bytes dba_files_unchanged
@@ -406,6 +407,25 @@ sub wait_until
 	}
 	ok($done, $what) or diag("timed out after $secs s waiting for: $what");
 	return $done;
+}
+
+# Append $conf to postgresql.conf, reload, and wait until the worker has
+# reloaded: each reload also flips walpilot.sample_interval between 10ms
+# and 11ms, which walpilot.status shows once the worker runs with it.
+my %reload_interval;
+
+sub reload_worker
+{
+	my ($node, $what, $conf) = @_;
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+	my $i = $reload_interval{ $node->name } =
+	  ($reload_interval{ $node->name } // 10) == 10 ? 11 : 10;
+	$node->append_conf('postgresql.conf',
+		($conf // '') . "\nwalpilot.sample_interval = ${i}ms\n");
+	$node->reload;
+	return wait_until("$what: the worker has reloaded", 60, sub {
+		$node->safe_psql('postgres', 'SELECT sample_interval_ms FROM walpilot.status') == $i;
+	});
 }
 
 1;
