@@ -90,6 +90,7 @@ static int cfg_real_sync = 1;
 static int cfg_page_identity = 1;	/* 0: count every write's bytes (no identity) */
 static int cfg_verbose = 0;
 static char cfg_shm[200];
+static char cfg_pass[200];		/* pass=SUBSTR: such paths are not emulated */
 static double cfg_statvfs_free_mb = -1;	/* <0: report the real free space */
 static double cfg_iops = 0;		/* token bucket: requests per second, 0 = no cap */
 static double cfg_burst = -1;	/* bucket size in requests; <0 = iops (one second) */
@@ -105,6 +106,7 @@ static struct emu_shared *shm;  /* NULL = passthrough */
 #define FDF_DSYNC   0x40000000u
 #define FDF_WAL     0x20000000u
 #define FDF_DIRECT  0x10000000u
+#define FDF_PASS    0x08000000u	/* pass=: a file on another, real device */
 #define FDF_SLOT    0x00ffffffu
 static uint32_t fdinfo[FD_MAX];
 
@@ -170,6 +172,7 @@ apply_kv(const char *k, const char *v)
 	else if (!strcmp(k, "iops")) cfg_iops = x;
 	else if (!strcmp(k, "burst")) cfg_burst = x;
 	else if (!strcmp(k, "shm")) snprintf(cfg_shm, sizeof(cfg_shm), "%s", v);
+	else if (!strcmp(k, "pass")) snprintf(cfg_pass, sizeof(cfg_pass), "%s", v);
 	else return -1;
 	return 0;
 }
@@ -417,6 +420,11 @@ track_fd(int fd, const char *path, int flags)
 	if (!emu_on || fd < 0 || fd >= FD_MAX)
 		return;
 	fdinfo[fd] = 0;
+	if (path && cfg_pass[0] && strstr(path, cfg_pass))
+	{
+		fdinfo[fd] = FDF_PASS;
+		return;
+	}
 	if (fstat(fd, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
 		return;
 	s = slot_for(st.st_dev, st.st_ino);
@@ -894,6 +902,8 @@ do_sync(int fd, int data_only)
 	int64_t now, end, bytes = 0, w;
 	int r = 0;
 
+	if (info & FDF_PASS)
+		return data_only ? real_fdatasync(fd) : real_fsync(fd);
 	if (!(info & FDF_TRACKED))
 	{
 		if (emu_on && fd >= 0 && fd < FD_MAX)
