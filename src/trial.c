@@ -27,6 +27,16 @@
  * Pooled histograms, not a mean of per-window p99s: a p99 over 8 windows
  * of 1 s rests on 8 x the commits.
  *
+ * A knob that must never leave the server slower than its configured
+ * setting (never_below_configured: commit_delay) keeps a candidate only on
+ * a one-sided 99 % paired t and a gain of at least min_gain, and its latency
+ * tie-break needs a paired t of its own on the windows' p50s.  95 % kept
+ * too much: a search tries up to three candidates, a held choice is
+ * searched again after every shift, and windows on a token-bucket disk
+ * swing with the bucket, so a marginal t of 2.1 over 8 pairs kept a
+ * delay that later ran 22 % below the defaults.  The verdict names the
+ * rule that decided (WpTrialVerdict.rule), for the decision row.
+ *
  * IDENTIFICATION
  *	  src/trial.c
  *
@@ -94,6 +104,17 @@ wp_trial_t_critical(int df, bool strict)
 	return strict ? t999[i] : t95[i];
 }
 
+/* one-sided 99 %: the keep bar of a never_below_configured knob */
+static double
+t_critical_99(int df)
+{
+	static const double t99[] = {31.82, 6.965, 4.541, 3.747, 3.365, 3.143,
+		2.998, 2.896, 2.821, 2.764, 2.718, 2.681, 2.650, 2.624, 2.602};
+	int			i = Min(Max(df, 1), (int) lengthof(t99)) - 1;
+
+	return t99[i];
+}
+
 /*
  * wp_trial_arm_of
  *		Does window w (0-based) run the candidate?  ABBA: pair 0 is
@@ -135,45 +156,63 @@ wp_trial_window_is_candidate(const WpTrial *t)
 }
 
 /*
- * paired_t
+ * paired_log_t
  *		Paired t statistic and geometric-mean ratio (candidate / current)
- *		over the first npairs pairs.  The statistic is signed so that a
- *		positive value favours the candidate in the metric's own sense.
+ *		of x over the first npairs pairs, each pair's log ratio taken with
+ *		offset added to both sides.  Pairs where either side is missing
+ *		(below zero) are left out.  Signed: positive means the candidate's
+ *		x is higher.
  */
 static double
-paired_t(const WpTrial *t, int npairs, double *ratio)
+paired_log_t(const WpTrial *t, const double *x, double offset, int npairs,
+			 double *ratio)
 {
 	double		sum = 0,
 				sumsq = 0,
 				mean,
-				sd,
-				tstat;
+				sd;
 	int			i;
+	int			n = 0;
 
 	*ratio = 1.0;
-	if (npairs < 1)
-		return 0;
 	for (i = 0; i < npairs; i++)
 	{
 		bool		cand_first = wp_trial_arm_of(2 * i);
-		double		a = t->metric[2 * i + (cand_first ? 1 : 0)];
-		double		b = t->metric[2 * i + (cand_first ? 0 : 1)];
-		double		r = log((Max(b, 0) + t->cfg.log_offset) /
-							(Max(a, 0) + t->cfg.log_offset));
+		double		a = x[2 * i + (cand_first ? 1 : 0)];
+		double		b = x[2 * i + (cand_first ? 0 : 1)];
+		double		r;
 
+		if (a < 0 || b < 0)
+			continue;
+		r = log((b + offset) / (a + offset));
 		sum += r;
 		sumsq += r * r;
+		n++;
 	}
-	mean = sum / npairs;
-	*ratio = exp(mean);
-	if (npairs < 2)
+	if (n < 1)
 		return 0;
-	sd = sqrt(Max(0.0, (sumsq - npairs * mean * mean) / (npairs - 1)));
+	mean = sum / n;
+	*ratio = exp(mean);
+	if (n < 2)
+		return 0;
+	sd = sqrt(Max(0.0, (sumsq - n * mean * mean) / (n - 1)));
 	if (sd > 1e-12)
-		tstat = mean / (sd / sqrt(npairs));
-	else
-		tstat = mean > 1e-12 ? WP_TRIAL_T_NO_SPREAD :
-			(mean < -1e-12 ? -WP_TRIAL_T_NO_SPREAD : 0);
+		return mean / (sd / sqrt(n));
+	return mean > 1e-12 ? WP_TRIAL_T_NO_SPREAD :
+		(mean < -1e-12 ? -WP_TRIAL_T_NO_SPREAD : 0);
+}
+
+/*
+ * paired_t
+ *		paired_log_t of the metric, signed so that a positive value favours
+ *		the candidate in the metric's own sense.
+ */
+static double
+paired_t(const WpTrial *t, int npairs, double *ratio)
+{
+	double		tstat = paired_log_t(t, t->metric, t->cfg.log_offset, npairs,
+									 ratio);
+
 	return t->cfg.higher_is_better ? tstat : -tstat;
 }
 
@@ -196,12 +235,19 @@ wp_trial_add_window(WpTrial *t, double metric, double weight,
 	arm = wp_trial_arm_of(t->windows) ? 1 : 0;
 	t->metric[t->windows] = isfinite(metric) ? metric : 0;
 	t->weight[t->windows] = (isfinite(weight) && weight > 0) ? weight : 0;
+	t->p50[t->windows] = -1;
 	if (hist != NULL)
 	{
 		int			i;
+		uint64		n = 0;
 
 		for (i = 0; i < WP_HIST_BUCKETS; i++)
+		{
 			t->hist[arm][i] += hist[i];
+			n += hist[i];
+		}
+		if (n > 0)
+			t->p50[t->windows] = wp_hist_quantile(hist, 0.50);
 	}
 	t->windows++;
 
@@ -243,11 +289,13 @@ wp_trial_add_counts(WpTrial *t, double count, double length,
  *		trial of this search (0 when unknown, or when the current arm is the
  *		configured setting itself); the bound is max(reference, current's
  *		p99) x (1 + max_p99_regression), and it binds in every trial.
+ *		v->rule says which rule decided.
  */
 void
 wp_trial_verdict(const WpTrial *t, double reference_p99_us,
 				 WpTrialVerdict *v)
 {
+	bool		strict = t->cfg.never_below_configured;
 	double		gain;
 	int			arm;
 	int			w;
@@ -257,10 +305,11 @@ wp_trial_verdict(const WpTrial *t, double reference_p99_us,
 	v->ended_early = t->ended_early;
 	v->t = paired_t(t, v->pairs, &v->ratio);
 	v->t_crit = wp_trial_t_critical(v->pairs - 1, false);
+	v->t_keep = strict ? t_critical_99(v->pairs - 1) : v->t_crit;
 
 	/* gain in the metric's sense: > 1 favours the candidate */
 	gain = t->cfg.higher_is_better ? v->ratio : 1.0 / v->ratio;
-	v->better = v->pairs >= 2 && v->t >= v->t_crit &&
+	v->better = v->pairs >= 2 && v->t >= v->t_keep &&
 		gain >= t->cfg.min_gain;
 	v->worse = v->pairs >= 2 && v->t <= -v->t_crit &&
 		1.0 / gain >= t->cfg.min_gain;
@@ -285,12 +334,54 @@ wp_trial_verdict(const WpTrial *t, double reference_p99_us,
 		(1.0 + t->cfg.max_p99_regression);
 	v->p99_ok = v->p99_bound_us <= 0 || v->p99_us[1] <= v->p99_bound_us;
 
+	/* the windows' p50s, paired like the metric: positive t, lower p50 */
+	v->p50_t = -paired_log_t(t, t->p50, 1.0, v->pairs, &v->p50_ratio);
 	v->better_latency = t->cfg.latency_tiebreak && v->pairs >= 2 &&
 		!v->worse && fabs(v->ratio - 1.0) < WP_TRIAL_TIE_BAND &&
-		v->p50_us[1] > 0 && v->p50_us[1] < v->p50_us[0] * WP_TRIAL_TIE_P50;
+		v->p50_us[1] > 0 && v->p50_us[1] < v->p50_us[0] * WP_TRIAL_TIE_P50 &&
+		(!strict || (v->p50_t >= v->t_keep &&
+					 v->p50_ratio < WP_TRIAL_TIE_P50));
 
 	if (t->cfg.incumbent)
-		v->keep = v->pairs >= 2 && !v->worse && v->p99_ok;
+	{
+		/*
+		 * The held choice (candidate arm) against the configured setting:
+		 * kept unless it loses -- clearly, or (strict) by its mean at all.
+		 */
+		bool		loses = v->worse ||
+			(strict && gain < 1.0 && !v->better_latency);
+
+		v->keep = v->pairs >= 2 && !loses && v->p99_ok;
+		if (v->pairs < 2)
+			v->rule = "too few windows to judge";
+		else if (!v->p99_ok)
+			v->rule = "p99 above the bound";
+		else if (v->worse)
+			v->rule = "clearly worse than the configured setting";
+		else if (loses)
+			v->rule = "below the configured setting";
+		else
+			v->rule = strict ? "not below the configured setting" :
+				"not clearly worse than the configured setting";
+		return;
+	}
+
+	v->keep = (v->better || v->better_latency) && v->p99_ok;
+	if (v->keep)
+		v->rule = v->better ?
+			(strict ? "gain significant at 99 % and above the minimum effect" :
+			 "gain significant at 95 % and above the minimum effect") :
+			"lower p50, significant, at unchanged throughput";
+	else if (v->better || v->better_latency)
+		v->rule = "p99 above the bound";
+	else if (v->pairs < 2)
+		v->rule = "too few windows to judge";
+	else if (v->worse)
+		v->rule = "clearly worse";
+	else if (v->t >= v->t_keep)
+		v->rule = "gain below the minimum effect";
+	else if (strict && v->t >= v->t_crit)
+		v->rule = "marginal: significant at 95 % but not at 99 %";
 	else
-		v->keep = (v->better || v->better_latency) && v->p99_ok;
+		v->rule = "not significant";
 }

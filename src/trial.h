@@ -42,6 +42,17 @@ typedef struct WpTrialConfig
 	double		log_offset;
 	bool		latency_tiebreak;
 	bool		incumbent;
+
+	/*
+	 * never_below_configured: the rules of a knob that must never leave the
+	 * server slower than its configured setting.  A candidate is kept only
+	 * on a one-sided 99 % paired t (not 95 %) and a gain of min_gain or
+	 * more; the latency tie-break needs its own paired t on the windows'
+	 * p50s at 99 %; and a held choice re-checked against the configured
+	 * setting (incumbent) is dropped as soon as its mean gain is below 1,
+	 * significant or not.
+	 */
+	bool		never_below_configured;
 } WpTrialConfig;
 
 typedef struct WpTrial
@@ -53,6 +64,7 @@ typedef struct WpTrial
 	/* window w: index w; its arm is wp_trial_arm_of(w) */
 	double		metric[2 * WP_TRIAL_MAX_PAIRS];
 	double		weight[2 * WP_TRIAL_MAX_PAIRS];
+	double		p50[2 * WP_TRIAL_MAX_PAIRS];	/* the window's, 0: none */
 	uint64		hist[2][WP_HIST_BUCKETS];	/* pooled: [0] current, [1]
 											 * candidate */
 } WpTrial;
@@ -75,6 +87,10 @@ typedef struct WpTrialVerdict
 	bool		ended_early;	/* a clear verdict before cfg.pairs */
 	double		metric_mean[2]; /* weight-weighted mean per arm */
 	double		weight[2];		/* total window length per arm */
+	double		p50_ratio;		/* geometric mean of the pairs' p50 ratios */
+	double		p50_t;			/* its paired t, positive: candidate lower */
+	double		t_keep;			/* the bar t had to clear to keep */
+	const char *rule;			/* which rule decided, for the decision row */
 } WpTrialVerdict;
 
 extern void wp_trial_begin(WpTrial *t, const WpTrialConfig *cfg);
