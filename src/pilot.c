@@ -23,10 +23,19 @@
  *
  * Hold: the choice stays in force.  Every walpilot.tune_interval it is
  * re-checked against the configured value (a trial in which it must not
- * lose and must stay within the p99 bound); a shift of the load level or
- * latency by WP_SHIFT_RATIO for WP_SHIFT_WINDOWS windows starts a new
- * search; WP_IDLE_FALLBACK windows without load put the configured value
- * back, and the pilot re-engages as soon as the load returns.
+ * lose and must stay within the p99 bound); a knob with first_recheck_s
+ * re-checks a new choice sooner, after first_recheck_s and then twice as
+ * long after each re-check it passes, up to walpilot.tune_interval (a
+ * choice kept while a token-bucket disk still had its burst is found out
+ * within minutes, not at the next tune_interval).  A shift of the load
+ * starts a new search: for a knob with shift_by_context, one of the
+ * knob's contexts (flush time, committers, commits per flush) moved by
+ * WP_CONTEXT_SHIFT for WP_SHIFT_WINDOWS windows in a row, named in the
+ * search's first row -- never the throughput or latency alone, which a
+ * steady load on a jittery disk moves by as much; for the others, the
+ * load level or latency by WP_SHIFT_RATIO.  WP_IDLE_FALLBACK windows
+ * without load put the configured value back, and the pilot re-engages as
+ * soon as the load returns.
  *
  * Every trial ends with an outcome -- also one interrupted by a revert,
  * DROP EXTENSION, a mode change or the worker's exit -- and every change,
@@ -64,6 +73,7 @@ int			wp_tune_interval_s = 600;
 
 #define WP_ENGAGE_WINDOWS		3
 #define WP_SHIFT_RATIO			1.35
+#define WP_CONTEXT_SHIFT		1.5
 #define WP_SHIFT_WINDOWS		5
 #define WP_IDLE_FALLBACK		10
 #define WP_PILOT_CONTEXT_MOVE	0.25
@@ -138,7 +148,13 @@ typedef struct WpPilotRun
 	int			shift_streak;
 	double		level_metric;
 	double		level_p50;
+	bool		hold_ref_set;	/* hold_ref holds the hold's first contexts */
+	double		hold_ref[WP_PILOT_CONTEXTS];
+	char		shift_why[128]; /* what moved, for the new search's row */
+	char		confirm_why[192];	/* what confirmed this search */
 	TimestampTz hold_since;		/* HOLD: when the re-check clock started */
+	int			recheck_s;		/* first_recheck_s knobs: the next re-check's
+								 * delay (0: walpilot.tune_interval) */
 	TimestampTz hold_from;		/* a hold-off began (0: none) ... */
 	TimestampTz hold_fixed;		/* ... until this, or (0) tune_interval */
 	char		hold_why[160];
@@ -311,7 +327,7 @@ fall_back(WpPilotRun *r, const char *reason)
 
 	if (r->trial_open)
 	{
-		char		outcome[160];
+		char		outcome[WP_DECISION_TEXT];
 
 		snprintf(outcome, sizeof(outcome), "interrupted: %s", reason);
 		close_trial(r, outcome);
@@ -339,6 +355,22 @@ tune_interval_from(TimestampTz t)
 }
 
 /*
+ * recheck_due
+ *		When the held choice is re-checked: walpilot.tune_interval after the
+ *		hold began, or sooner for a knob with first_recheck_s while its
+ *		choice is new (recheck_s doubles with every re-check passed).
+ */
+static TimestampTz
+recheck_due(WpPilotRun *r)
+{
+	int			s = wp_tune_interval_s;
+
+	if (r->managing && r->recheck_s > 0 && r->recheck_s < s)
+		s = r->recheck_s;
+	return r->hold_since + (TimestampTz) s * USECS_PER_SEC;
+}
+
+/*
  * hold_end
  *		When the hold-off ends (0: none).  walpilot.tune_interval is read
  *		per call, so a reload that shortens it ends a running hold-off.
@@ -361,7 +393,7 @@ hold_off(WpPilotRun *r, TimestampTz until, const char *why,
 		 const char *evidence)
 {
 	char		t[64];
-	char		reason[160];
+	char		reason[WP_DECISION_TEXT];
 
 	r->hold_from = GetCurrentTimestamp();
 	r->hold_fixed = until;
@@ -476,7 +508,7 @@ start_trial(WpPilotRun *r, const WpPilotValue *cand, WpTrialKind kind,
 	WpEvidence	e;
 	char		in_force[WP_PILOT_TEXT];
 	char		other[WP_PILOT_TEXT];
-	char		reason[160];
+	char		reason[WP_DECISION_TEXT];
 	const char *wd = r->def->window_desc;
 
 	cfg.max_p99_regression = wp_max_latency_regression_pct / 100.0;
@@ -490,10 +522,14 @@ start_trial(WpPilotRun *r, const WpPilotValue *cand, WpTrialKind kind,
 	r->next_arm_early = false;
 	r->have_last_current = false;
 	r->waiting = false;
+	r->hold_ref_set = false;
 
 	wp_ev_begin(&e);
 	ev_load(&e, &r->load);
 	wp_ev_num(&e, "pairs", cfg.pairs);
+	if (r->trials_in_search == 0 && r->confirm_why[0])
+		wp_ev_str(&e, "confirmed_by", r->confirm_why);
+	r->confirm_why[0] = '\0';
 	if (r->configured_p99_us > 0)
 		wp_ev_num(&e, "p99_us_configured", r->configured_p99_us);
 
@@ -505,18 +541,24 @@ start_trial(WpPilotRun *r, const WpPilotValue *cand, WpTrialKind kind,
 	if (kind == WP_TK_CANDIDATE)
 	{
 		describe(r, cand, other);
-		snprintf(reason, sizeof(reason), "trial: %s against %s%s%s: %s",
+		snprintf(reason, sizeof(reason), "trial: %s against %s%s%s: %s%s",
 				 other, in_force, wd ? ", " : "", wd ? wd : "",
-				 r->trials_in_search == 0 ?
-				 "the load is one this setting can help" : "next candidate");
+				 r->trials_in_search > 0 ? "next candidate" :
+				 r->shift_why[0] ? "new search, " :
+				 "the load is one this setting can help",
+				 r->trials_in_search == 0 ? r->shift_why : "");
 	}
 	else
 	{
 		describe(r, &r->configured, other);
-		snprintf(reason, sizeof(reason), "%s: the choice in force, %s, against the configured setting, %s%s",
+		snprintf(reason, sizeof(reason), "%s: the choice in force, %s, against the configured setting, %s%s%s%s",
 				 kind == WP_TK_RECHECK ? "re-check" : "new search",
-				 in_force, other, kind == WP_TK_RECHECK ? "" : ", first");
+				 in_force, other, kind == WP_TK_RECHECK ? "" : ", first",
+				 kind == WP_TK_SEARCH_HELD && r->shift_why[0] ? "; " : "",
+				 kind == WP_TK_SEARCH_HELD ? r->shift_why : "");
 	}
+	if (r->trials_in_search == 0)
+		r->shift_why[0] = '\0';
 	r->trial_decision = wp_decision_log(r->def->name, in_force, other, reason,
 										wp_ev_end(&e));
 	ereport(LOG,
@@ -695,6 +737,8 @@ after_held_trial(WpPilotRun *r, bool keep, TimestampTz now)
 	{
 		r->state = WP_PS_HOLD;
 		r->hold_since = now;
+		if (r->recheck_s > 0)
+			r->recheck_s *= 2;
 	}
 	else
 	{
@@ -712,7 +756,7 @@ after_held_trial(WpPilotRun *r, bool keep, TimestampTz now)
 static void
 guard_failed(WpPilotRun *r, const char *why, TimestampTz now)
 {
-	char		outcome[160];
+	char		outcome[WP_DECISION_TEXT];
 
 	note_lost(r, r->trial_step, now);
 	if (r->trial_step >= 0 && r->trial_step < WP_PILOT_MAX_STEPS)
@@ -744,8 +788,8 @@ static void
 finish_trial(WpPilotRun *r, TimestampTz now)
 {
 	WpTrialVerdict v;
-	char		outcome[160];
-	char		tail[112];
+	char		outcome[WP_DECISION_TEXT];
+	char		tail[192];
 	bool		current_is_configured = (r->kind != WP_TK_CANDIDATE) ||
 		value_equal(&r->current, &r->configured);
 
@@ -760,11 +804,13 @@ finish_trial(WpPilotRun *r, TimestampTz now)
 		r->configured_p99_us = v.p99_us[0];
 
 	if (v.p99_bound_us > 0)
-		snprintf(tail, sizeof(tail), "x%.2f (t=%.1f, %d pairs), p99 %.0f -> %.0f us (bound %.0f)",
-				 v.ratio, v.t, v.pairs, v.p99_us[0], v.p99_us[1], v.p99_bound_us);
+		snprintf(tail, sizeof(tail), "x%.2f (t=%.1f, keep needs %.1f, %d pairs), p99 %.0f -> %.0f us (bound %.0f); rule: %s",
+				 v.ratio, v.t, v.t_keep, v.pairs, v.p99_us[0], v.p99_us[1],
+				 v.p99_bound_us, v.rule);
 	else
-		snprintf(tail, sizeof(tail), "x%.2f (t=%.1f, %d pairs), mean %.2f -> %.2f",
-				 v.ratio, v.t, v.pairs, v.metric_mean[0], v.metric_mean[1]);
+		snprintf(tail, sizeof(tail), "x%.2f (t=%.1f, keep needs %.1f, %d pairs), mean %.2f -> %.2f; rule: %s",
+				 v.ratio, v.t, v.t_keep, v.pairs, v.metric_mean[0],
+				 v.metric_mean[1], v.rule);
 	if (r->trial_step >= 0 && r->trial_step < WP_PILOT_MAX_STEPS)
 		r->tried[r->trial_step] = true;
 
@@ -778,8 +824,8 @@ finish_trial(WpPilotRun *r, TimestampTz now)
 		}
 		else
 		{
-			snprintf(outcome, sizeof(outcome), "configured setting restored: %s%s",
-					 tail, v.p99_ok ? "" : " (p99 above the bound)");
+			snprintf(outcome, sizeof(outcome), "configured setting restored: %s",
+					 tail);
 			r->current = r->configured;
 			r->current_step = -1;
 			if (v.worse)
@@ -794,8 +840,8 @@ finish_trial(WpPilotRun *r, TimestampTz now)
 
 	if (v.keep)
 	{
-		snprintf(outcome, sizeof(outcome), "kept: %s%s", tail,
-				 v.better_latency && !v.better ? " (lower p50)" : "");
+		snprintf(outcome, sizeof(outcome), "kept: %s", tail);
+		r->recheck_s = r->def->first_recheck_s;
 		if (r->def->rung)
 			r->direction = r->trial_step > r->def->rung(&r->current) ? +1 : -1;
 		r->current = r->candidate;
@@ -804,8 +850,7 @@ finish_trial(WpPilotRun *r, TimestampTz now)
 	}
 	else
 	{
-		snprintf(outcome, sizeof(outcome), "rejected: %s%s", tail,
-				 v.p99_ok ? "" : " (p99 above the bound)");
+		snprintf(outcome, sizeof(outcome), "rejected: %s", tail);
 		if (v.worse)
 			note_lost(r, r->trial_step, now);
 		set_level(r, &v, 0);
@@ -909,7 +954,7 @@ stop_broken(WpPilotRun *r)
 			 "stopped: a value could not be applied; the configured setting is back, no more trials until the worker restarts");
 	if (r->trial_open)
 	{
-		char		outcome[160];
+		char		outcome[WP_DECISION_TEXT];
 
 		snprintf(outcome, sizeof(outcome), "interrupted: %s", why);
 		close_trial(r, outcome);
@@ -1020,6 +1065,45 @@ next_arm_early(WpPilotRun *r)
 		(void) apply(r, next);
 }
 
+/*
+ * context_shifted
+ *		Has one of the knob's contexts moved by WP_CONTEXT_SHIFT from what
+ *		the hold's first window saw?  That window sets the reference; the
+ *		first context that moved is named in r->shift_why.
+ */
+static bool
+context_shifted(WpPilotRun *r, const WpPilotLoad *load)
+{
+	int			k;
+
+	if (!r->hold_ref_set)
+	{
+		memcpy(r->hold_ref, load->context, sizeof(r->hold_ref));
+		r->hold_ref_set = true;
+		return false;
+	}
+	for (k = 0; k < WP_PILOT_CONTEXTS; k++)
+	{
+		double		then = r->hold_ref[k];
+		double		now = load->context[k];
+
+		if (then <= 0 || now <= 0)
+			continue;
+		if (now > then * WP_CONTEXT_SHIFT || now < then / WP_CONTEXT_SHIFT)
+		{
+			const char *name = r->def->context_names[k] ?
+				r->def->context_names[k] : "context";
+
+			snprintf(r->shift_why, sizeof(r->shift_why),
+					 "%s moved from %.1f to %.1f (x%.2f, needs x%.1f for %d windows)",
+					 name, then, now, now / then, WP_CONTEXT_SHIFT,
+					 DEF_INT(r->def->shift_windows, WP_SHIFT_WINDOWS));
+			return true;
+		}
+	}
+	return false;
+}
+
 static void
 pilot_window(WpPilotRun *r, const WpPilotWindow *w, TimestampTz now)
 {
@@ -1072,13 +1156,14 @@ pilot_window(WpPilotRun *r, const WpPilotWindow *w, TimestampTz now)
 			r->engage_streak = 0;
 			if (r->def->confirm)
 			{
-				char		why[160];
-				char		what[160];
+				char		why[192];
+				char		what[WP_DECISION_TEXT];
 				bool		measured = false;
 				bool		ok = r->def->confirm(why, sizeof(why), &measured);
 
 				/* the probe loaded the device: start the next window afresh */
 				r->def->restart_window(GetCurrentTimestamp());
+				strlcpy(r->confirm_why, ok ? why : "", sizeof(r->confirm_why));
 				if (!ok)
 				{
 					WpEvidence	e;
@@ -1099,6 +1184,7 @@ pilot_window(WpPilotRun *r, const WpPilotWindow *w, TimestampTz now)
 				}
 			}
 			r->load = load;
+			r->shift_why[0] = '\0';
 			begin_search(r, now);
 			break;
 
@@ -1146,6 +1232,14 @@ pilot_window(WpPilotRun *r, const WpPilotWindow *w, TimestampTz now)
 			r->idle_streak = 0;
 			if (w->unusable)
 				break;			/* a CHECKPOINT command tells nothing */
+			if (r->def->shift_by_context)
+			{
+				if (context_shifted(r, &load))
+					r->shift_streak++;
+				else
+					r->shift_streak = 0;
+			}
+			else
 			{
 				double		l0 = w->has_levels ? w->level[0] : w->metric;
 				double		l1 = w->has_levels ? w->level[1] : w->p50_us;
@@ -1161,7 +1255,12 @@ pilot_window(WpPilotRun *r, const WpPilotWindow *w, TimestampTz now)
 					 l0 < r->level_metric / shift ||
 					 (r->level_p50 > 0 && (l1 > r->level_p50 * shift ||
 										   l1 < r->level_p50 / shift))))
+				{
 					r->shift_streak++;
+					snprintf(r->shift_why, sizeof(r->shift_why),
+							 "the load level moved from %.0f to %.0f",
+							 r->level_metric, l0);
+				}
 				else
 					r->shift_streak = 0;
 			}
@@ -1192,7 +1291,7 @@ pilot_window(WpPilotRun *r, const WpPilotWindow *w, TimestampTz now)
 				}
 				break;
 			}
-			if (now >= tune_interval_from(r->hold_since))
+			if (now >= recheck_due(r))
 			{
 				if (r->managing)
 				{
@@ -1217,7 +1316,7 @@ pilot_window(WpPilotRun *r, const WpPilotWindow *w, TimestampTz now)
 				char		next[64];
 
 				describe(r, &r->current, cur);
-				format_time(tune_interval_from(r->hold_since), next, sizeof(next));
+				format_time(recheck_due(r), next, sizeof(next));
 				snprintf(r->reason, sizeof(r->reason),
 						 "holding %s%s; next re-check %s; %s", cur,
 						 r->managing ? "" : " (no candidate beat it)", next,

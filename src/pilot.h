@@ -35,7 +35,7 @@ typedef struct WpPilotValue
 
 /* what a verdict depends on: a candidate that lost clearly is not tried
  * again until one of these moved by more than WP_PILOT_CONTEXT_MOVE */
-#define WP_PILOT_CONTEXTS		2
+#define WP_PILOT_CONTEXTS		3
 
 /* text sizes of the published state */
 #define WP_PILOT_TEXT			64
@@ -163,6 +163,17 @@ typedef struct WpPilotDef
 	double		context_move;	/* what re-opens a lost candidate */
 	bool		lost_until_moved;	/* a loss expires only by context */
 	int			max_skipped;	/* unusable windows that end a trial */
+
+	/*
+	 * shift_by_context: in hold, only a move of a context (named by
+	 * context_names) starts a new search, not the metric or p50.
+	 * first_recheck_s: re-check a new choice after this many seconds, then
+	 * twice as long after each pass, up to walpilot.tune_interval (0: at
+	 * walpilot.tune_interval only).
+	 */
+	bool		shift_by_context;
+	const char *context_names[WP_PILOT_CONTEXTS];
+	int			first_recheck_s;
 	const char *window_desc;	/* "one checkpoint per window" */
 	const char *unsuited;		/* "not flush-bound" */
 	const char *fsync_off;		/* why fsync = off stops it */

@@ -82,6 +82,7 @@ typedef enum WpKnob
 } WpKnob;
 
 /* One row of walpilot.decisions. */
+#define WP_DECISION_TEXT		256	/* reason, outcome */
 typedef struct WpDecision
 {
 	uint64		id;
@@ -89,9 +90,9 @@ typedef struct WpDecision
 	char		setting[32];
 	char		old_value[32];
 	char		new_value[32];
-	char		reason[160];
+	char		reason[WP_DECISION_TEXT];
 	char		evidence[1024]; /* a JSON object's text */
-	char		outcome[160];
+	char		outcome[WP_DECISION_TEXT];
 } WpDecision;
 
 extern Size wp_settings_shmem_size(void);
