@@ -56,8 +56,11 @@ def build(opts):
     tune_s = int(o.get("tune_s", 40 if quick else 105))
     static_s = int(o.get("static_s", 8 if quick else 15))
     fast_s = int(o.get("fast_s", 20 if quick else 40))
+    # "a;b" (a profile may hold commas: "flush_us=3000,jitter_us=1000;"),
+    # or "a,b" of plain names
     names = (opts.profiles.split(";") if opts.profiles and ";" in opts.profiles
              else opts.profiles.split(",") if opts.profiles else ["hdd", "ssd"])
+    names = [n.strip() for n in names if n.strip()]
     extra = [x.strip() for x in o.get("tune_conf", "").split(";") if x.strip()]
     tune_conf = ["shared_preload_libraries = 'walpilot'", "walpilot.mode = 'tune'"] + extra
     configs = []
