@@ -22,6 +22,7 @@ OBJS = \
 	src/checkpoints.o \
 	src/commit_window.o \
 	src/commit_timing.o \
+	src/commit_groups.o \
 	src/histogram.o \
 	src/trial.o \
 	src/sampler.o \

@@ -53,7 +53,8 @@ SELECT * FROM walpilot.storage_data('x');
 SELECT * FROM walpilot.checkpoints_data(-1);
 SELECT * FROM walpilot.wait_profile_data('NaN'::float8);
 SELECT * FROM walpilot.commit_latency_data(1e308);
-SELECT * FROM walpilot.timeline_data(0);
+SELECT * FROM walpilot.timeline_data_0_2(0);
+SELECT * FROM walpilot.commit_groups_data(0);
 SELECT * FROM walpilot.decisions_data(NULL::int);
 SELECT * FROM walpilot.settings_data('commit_delay');
 -- ... and still work without them, also twice in one statement

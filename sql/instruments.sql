@@ -1,10 +1,15 @@
 --
--- instruments: wait_profile, commit_latency, timeline and the status
--- counters — column contracts, reset behaviour, privileges
+-- instruments: wait_profile, commit_latency, timeline, commit_groups and
+-- the status counters — column contracts, reset behaviour, privileges
 --
 \d walpilot.wait_profile
 \d walpilot.commit_latency
 \d walpilot.timeline
+\d walpilot.commit_groups
+-- commit_groups: the four reasons a commit-led flush closes its group, then
+-- the commits that lead none, always in this order
+SELECT string_agg(reason, ', ' ORDER BY ordinality) AS reasons
+  FROM walpilot.commit_groups_data() WITH ORDINALITY;
 -- the histogram has a fixed shape: contiguous buckets from 0 us, the last open
 SELECT count(*) AS buckets,
        min(bucket_lower_us) AS lowest,
@@ -27,12 +32,23 @@ SELECT sum(commits) AS commits FROM walpilot.commit_latency;
 SELECT count(*) <= 1 AS timeline_cleared FROM walpilot.timeline;
 SELECT commits_timed < 5 AS commits_cleared, missed_ticks < 5 AS missed_cleared
   FROM walpilot.status;
+SELECT sum(groups) < 5 AS groups_cleared, sum(commits) < 5 AS group_commits_cleared
+  FROM walpilot.commit_groups;
 -- durable commits are timed; read-only and xid-less ones are not
 CREATE TABLE wp_instr (a int);
 INSERT INTO wp_instr VALUES (1);
 INSERT INTO wp_instr VALUES (2);
 SELECT count(*) FROM wp_instr;
 SELECT commits_timed >= 3 AS durable_counted FROM walpilot.status;
+-- each durable commit is in one flushing row (as leader or follower); the
+-- groups are the commit-led flushes
+SELECT sum(commits) FILTER (WHERE reason NOT IN ('follower', 'non_durable')) =
+       (SELECT commits_timed FROM walpilot.status) AS groups_hold_every_commit,
+       sum(groups) + sum(commits) FILTER (WHERE reason = 'follower') =
+       (SELECT commits_timed FROM walpilot.status) AS leaders_and_followers,
+       bool_and(avg_wait_us = 0) FILTER (WHERE reason = 'no_delay' AND groups > 0)
+         IS NOT FALSE AS no_delay_waits_nothing
+  FROM walpilot.commit_groups;
 SELECT sum(commits) >= 3 AS histogram_counted FROM walpilot.commit_latency;
 -- asynchronous commits do not enter the durable histogram
 SELECT walpilot.reset() IS NOT NULL AS reset_ok;
@@ -51,16 +67,19 @@ SELECT 'read' AS wait_profile FROM (SELECT count(*) FROM walpilot.wait_profile) 
 SELECT count(*) AS buckets FROM walpilot.commit_latency;
 SELECT 'read' AS timeline FROM (SELECT count(*) FROM walpilot.timeline) s;
 SELECT count(*) AS rows FROM walpilot.status;
+SELECT count(*) AS reasons FROM walpilot.commit_groups;
 SET ROLE regress_wp_instr_plain;
 SELECT count(*) FROM walpilot.wait_profile;
 SELECT count(*) FROM walpilot.commit_latency;
 SELECT count(*) FROM walpilot.timeline;
+SELECT count(*) FROM walpilot.commit_groups;
 RESET ROLE;
 GRANT USAGE ON SCHEMA walpilot TO regress_wp_instr_plain;
 SET ROLE regress_wp_instr_plain;
 SELECT count(*) FROM walpilot.wait_profile_data();
 SELECT count(*) FROM walpilot.commit_latency_data();
-SELECT count(*) FROM walpilot.timeline_data();
+SELECT count(*) FROM walpilot.timeline_data_0_2();
+SELECT count(*) FROM walpilot.commit_groups_data();
 RESET ROLE;
 REVOKE USAGE ON SCHEMA walpilot FROM regress_wp_instr_plain;
 DROP ROLE regress_wp_instr_monitor;

@@ -66,6 +66,7 @@ DECLARE
     flush_us float8;
     flush_src text;
     lim float8;
+    g record;
     r record;
     n int;
     line text;
@@ -107,6 +108,46 @@ BEGIN
                  ELSE format('%s us (from %s)', round(flush_us::numeric), flush_src) END);
         out := out || format('  commits per flush   %s',
             coalesce(round(cpf::numeric, 2)::text, '- (no flush led by a commit)'));
+        -- why the groups closed (walpilot.commit_groups, per second here)
+        SELECT coalesce(sum(groups_count_reached), 0) AS cr,
+               coalesce(sum(groups_delay_expired), 0) AS de,
+               coalesce(sum(groups_woken_early), 0) AS we,
+               coalesce(sum(groups_no_delay), 0) AS nd
+          INTO g
+          FROM walpilot.timeline
+         WHERE ts >= now() - make_interval(secs => win);
+        IF g.cr + g.de + g.we + g.nd > 0 THEN
+            out := out || format('  group closes        %s %% by count, %s %% delay ran out, %s %% woken early, %s %% no delay (of %s commit-led flushes)',
+                round(100.0 * g.cr / (g.cr + g.de + g.we + g.nd)),
+                round(100.0 * g.de / (g.cr + g.de + g.we + g.nd)),
+                round(100.0 * g.we / (g.cr + g.de + g.we + g.nd)),
+                round(100.0 * g.nd / (g.cr + g.de + g.we + g.nd)),
+                g.cr + g.de + g.we + g.nd);
+            IF g.cr > 0 THEN
+                line := format('gather: %s %% of groups closed by count, %s commits per flush',
+                    round(100.0 * g.cr / (g.cr + g.de + g.we + g.nd)),
+                    coalesce(round(cpf::numeric, 1)::text, '-'));
+                IF g.de > g.cr THEN
+                    line := line || format('; the cap ran out on %s %%: the expected group did not arrive within it',
+                        round(100.0 * g.de / (g.cr + g.de + g.we + g.nd)));
+                END IF;
+            ELSIF g.de + g.we > 0 THEN
+                line := format('static delay: %s %% of sleeps ran out, %s commits per flush',
+                    round(100.0 * g.de / (g.de + g.we)),
+                    coalesce(round(cpf::numeric, 1)::text, '-'));
+                IF cpf < 1.5 THEN
+                    line := line || ': the sleep waits for commits that do not come';
+                END IF;
+            ELSE
+                line := format('no delay: every commit-led flush went without sleeping, %s commits per flush',
+                    coalesce(round(cpf::numeric, 1)::text, '-'));
+            END IF;
+            IF g.we > 0 AND g.we * 10 >= g.cr + g.de + g.we THEN
+                line := line || format('; %s %% of sleeps were cut short by other signals',
+                    round(100.0 * g.we / (g.cr + g.de + g.we)));
+            END IF;
+            out := out || format('  group commit        %s', line);
+        END IF;
         IF flush_us > 0 AND commits_s > 0 AND fsync_on THEN
             lim := greatest(active, 1) * 1e6 / flush_us;
             out := out || format('  flush-cycle limit   N/F = %s active backends / %s ms = %s commits/s; measured %s (%s %%)',
@@ -357,3 +398,99 @@ REVOKE ALL ON FUNCTION walpilot.pilots_data() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION walpilot.pilots_data() TO pg_monitor;
 REVOKE ALL ON walpilot.pilots FROM PUBLIC;
 GRANT SELECT ON walpilot.pilots TO pg_monitor;
+
+--
+-- timeline: per second, the commit-led flushes by why their group closed
+--
+-- Appended columns, so the view and its grants stay (as for status); the
+-- function gets a new name because its result changes.
+CREATE FUNCTION walpilot.timeline_data_0_2(
+    OUT ts timestamptz,
+    OUT samples integer,
+    OUT missed_ticks integer,
+    OUT active_backends double precision,
+    OUT cpu_backends double precision,
+    OUT commits bigint,
+    OUT async_commits bigint,
+    OUT commit_p50_us bigint,
+    OUT commit_p95_us bigint,
+    OUT commit_p99_us bigint,
+    OUT commit_max_us bigint,
+    OUT wal_write_lock_waiters double precision,
+    OUT wal_insert_lock_waiters double precision,
+    OUT wal_sync_waiters double precision,
+    OUT wal_write_waiters double precision,
+    OUT commit_delay_sleepers double precision,
+    OUT wal_flushes bigint,
+    OUT commits_per_flush double precision,
+    OUT wal_bytes bigint,
+    OUT wal_records bigint,
+    OUT wal_fpi bigint,
+    OUT wal_buffers_full bigint,
+    OUT wal_writes bigint,
+    OUT wal_syncs bigint,
+    OUT wal_write_time_us bigint,
+    OUT wal_sync_time_us bigint,
+    OUT checkpointer_busy double precision,
+    OUT checkpoint_started boolean,
+    OUT groups_count_reached bigint,
+    OUT groups_delay_expired bigint,
+    OUT groups_woken_early bigint,
+    OUT groups_no_delay bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'walpilot_timeline_data'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION walpilot.timeline_data_0_2() IS
+    'the function behind walpilot.timeline';
+
+CREATE OR REPLACE VIEW walpilot.timeline AS
+    SELECT * FROM walpilot.timeline_data_0_2();
+
+REVOKE ALL ON FUNCTION walpilot.timeline_data_0_2() FROM PUBLIC;
+DO $grants$
+DECLARE
+    g record;
+BEGIN
+    FOR g IN
+        SELECT a.grantee::pg_catalog.regrole::pg_catalog.text AS role
+          FROM pg_catalog.pg_proc p, pg_catalog.aclexplode(p.proacl) a
+         WHERE p.oid = 'walpilot.timeline_data()'::pg_catalog.regprocedure
+           AND a.privilege_type = 'EXECUTE' AND a.grantee <> 0
+    LOOP
+        EXECUTE pg_catalog.format(
+            'GRANT EXECUTE ON FUNCTION walpilot.timeline_data_0_2() TO %s', g.role);
+    END LOOP;
+END
+$grants$;
+DROP FUNCTION walpilot.timeline_data();
+
+GRANT EXECUTE ON FUNCTION walpilot.timeline_data_0_2() TO pg_monitor;
+GRANT SELECT ON walpilot.timeline TO pg_monitor;
+
+--
+-- commit_groups: why each group commit closed, since reset
+--
+CREATE FUNCTION walpilot.commit_groups_data(
+    OUT reason text,
+    OUT groups bigint,
+    OUT commits bigint,
+    OUT avg_group_size double precision,
+    OUT avg_wait_us double precision)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'walpilot_commit_groups_data'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION walpilot.commit_groups_data() IS
+    'the function behind walpilot.commit_groups';
+
+CREATE VIEW walpilot.commit_groups AS
+    SELECT * FROM walpilot.commit_groups_data();
+
+COMMENT ON VIEW walpilot.commit_groups IS
+    'commit-led WAL flushes since reset by why their group closed (count_reached, delay_expired, woken_early, no_delay: groups, the commits each made durable, the leader''s sleep), then the commits that led no flush (follower, non_durable)';
+
+REVOKE ALL ON FUNCTION walpilot.commit_groups_data() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION walpilot.commit_groups_data() TO pg_monitor;
+REVOKE ALL ON walpilot.commit_groups FROM PUBLIC;
+GRANT SELECT ON walpilot.commit_groups TO pg_monitor;

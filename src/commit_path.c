@@ -9,11 +9,13 @@
  * hands a per-commit context to its observers, always in this order:
  *
  *	PRE_COMMIT	commit timing (start stamp, WAL sync counters),
- *				the session settings applier, the gather (counts arrival)
+ *				the session settings applier, the gather (counts arrival),
+ *				commit groups (notes the delay the flush will run with)
  *	COMMIT		commit timing (takes the end stamp first: nothing else
  *				belongs in the timed window; sets end and led_flush),
- *				the gather (reuses the end stamp)
- *	ABORT		commit timing, the gather
+ *				commit groups (why the flush closed), the gather (reuses
+ *				the end stamp)
+ *	ABORT		commit timing, commit groups, the gather
  *
  * and, after all of them, at COMMIT only: a DROP EXTENSION walpilot this
  * transaction ran (noted by the object-access hook, forgotten when its
@@ -132,10 +134,12 @@ wp_commit_path_callback(XactEvent event, void *arg)
 			wp_commit_timing_pre_commit(&commit_ctx);
 			(void) wp_settings_apply_in_backend();
 			wp_gather_pre_commit(&commit_ctx);
+			wp_commit_groups_pre_commit(&commit_ctx);
 			break;
 
 		case XACT_EVENT_COMMIT:
 			wp_commit_timing_commit(&commit_ctx);
+			wp_commit_groups_commit(&commit_ctx);
 			wp_gather_end(&commit_ctx);
 			memset(&commit_ctx, 0, sizeof(WpCommitContext));
 			if (drop_subid != InvalidSubTransactionId)
@@ -148,6 +152,7 @@ wp_commit_path_callback(XactEvent event, void *arg)
 		case XACT_EVENT_ABORT:
 			commit_ctx.end_us = 0;
 			wp_commit_timing_abort(&commit_ctx);
+			wp_commit_groups_abort();
 			wp_gather_end(&commit_ctx);
 			memset(&commit_ctx, 0, sizeof(WpCommitContext));
 			drop_subid = InvalidSubTransactionId;

@@ -240,8 +240,10 @@ wait_for_waker(void)
  * A pending wake request is taken (and cleared) first.  Only the sleeping
  * leader acts on it: it waits for the waker and returns, and the return
  * ends the sleep (select() or nanosleep() fails with EINTR).  Anyone else
- * counts a misdirected wake-up and returns at once.  PostgreSQL's handler
- * runs after, in every case, so procsignals are never lost.
+ * counts a misdirected wake-up and returns at once.  Either way commit
+ * groups learns whether a commit_delay sleep ended here, and why.
+ * PostgreSQL's handler runs after, in every case, so procsignals are never
+ * lost.
  */
 static void
 wake_signal_handler(int signo, siginfo_t *info, void *context)
@@ -254,12 +256,17 @@ wake_signal_handler(int signo, siginfo_t *info, void *context)
 		uint32		token;
 
 		token = pg_atomic_exchange_u32(&gather_slots[slot].s.wake_request, 0);
-		if (token != 0)
+		if (token != 0 && is_sleeping_leader(slot, token))
 		{
-			if (is_sleeping_leader(slot, token))
-				wait_for_waker();
-			else
+			wait_for_waker();
+			wp_commit_groups_note_wakeup(true);
+		}
+		else
+		{
+			if (token != 0)
 				own_counter_add(&gather_slots[slot].s.wakeups_misdirected);
+			/* any other SIGUSR1 also ends a commit_delay sleep */
+			wp_commit_groups_note_wakeup(false);
 		}
 	}
 

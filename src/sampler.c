@@ -613,6 +613,7 @@ fill_commit_and_wal(WpSecond *sec)
 	sec->commits = cs.durable;
 	sec->async_commits = cs.async;
 	sec->commit_flushes = cs.led_flush;
+	wp_commit_groups_take(sec->groups);
 	sec->commit_p50_us = (uint32)
 		wp_hist_percentile(cs.hist, cs.durable, 0.50, cs.max_us);
 	sec->commit_p95_us = (uint32)

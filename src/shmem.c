@@ -66,6 +66,7 @@ wp_shmem_size(void)
 	size = add_size(size, wp_probe_shmem_size());
 	size = add_size(size, wp_checkpoints_shmem_size());
 	size = add_size(size, wp_commit_timing_shmem_size());
+	size = add_size(size, wp_commit_groups_shmem_size());
 	size = add_size(size, wp_sampler_shmem_size());
 	size = add_size(size, wp_timeline_shmem_size());
 
@@ -120,6 +121,7 @@ wp_shmem_startup(void)
 	wp_probe_shmem_init();
 	wp_checkpoints_shmem_init();
 	wp_commit_timing_shmem_init();
+	wp_commit_groups_shmem_init();
 	wp_sampler_shmem_init();
 	wp_timeline_shmem_init();
 
@@ -173,6 +175,7 @@ wp_reset_all(void)
 	LWLockRelease(wp_shared->lock);
 
 	wp_commit_timing_reset();
+	wp_commit_groups_reset();
 	wp_sampler_reset();
 	wp_timeline_reset();
 }

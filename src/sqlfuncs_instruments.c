@@ -2,7 +2,8 @@
  *
  * sqlfuncs_instruments.c
  *		SQL-callable functions behind walpilot.wait_profile,
- *		walpilot.commit_latency and walpilot.timeline.
+ *		walpilot.commit_latency, walpilot.timeline and
+ *		walpilot.commit_groups.
  *
  * Same rules as sqlfuncs.c: copy from shared memory (under the walpilot
  * lock only for multi-word state), release, then form tuples.
@@ -25,10 +26,14 @@
 PG_FUNCTION_INFO_V1(walpilot_wait_profile_data);
 PG_FUNCTION_INFO_V1(walpilot_commit_latency_data);
 PG_FUNCTION_INFO_V1(walpilot_timeline_data);
+PG_FUNCTION_INFO_V1(walpilot_commit_groups_data);
 
 #define WP_PROFILE_COLS		6
 #define WP_LATENCY_COLS		3
-#define WP_TIMELINE_COLS	28
+/* 0.1 declared the first 28 timeline columns; 0.2 adds the group reasons */
+#define WP_TIMELINE_COLS_0_1	28
+#define WP_TIMELINE_COLS	(WP_TIMELINE_COLS_0_1 + WP_GROUP_NUM_REASONS)
+#define WP_GROUPS_COLS		5
 
 /* qsort: most samples first, then by name for a stable order */
 static int
@@ -155,9 +160,14 @@ walpilot_timeline_data(PG_FUNCTION_ARGS)
 	int			n,
 				i;
 	bool		leader_known = wp_commit_leader_known();
+	int			ncols;
 
 	wp_require_shared_state();
 	wp_init_materialized_srf(fcinfo);
+	ncols = rsinfo->setDesc->natts;
+	if (ncols != WP_TIMELINE_COLS && ncols != WP_TIMELINE_COLS_0_1)
+		elog(ERROR, "walpilot_timeline_data: expected %d columns, got %d",
+			 WP_TIMELINE_COLS, ncols);
 
 	secs = palloc(sizeof(WpSecond) * wp_history_size_s);
 	n = wp_timeline_last(0, secs);
@@ -168,6 +178,7 @@ walpilot_timeline_data(PG_FUNCTION_ARGS)
 		Datum		values[WP_TIMELINE_COLS];
 		bool		nulls[WP_TIMELINE_COLS];
 		int			c = 0;
+		int			r;
 
 		memset(nulls, 0, sizeof(nulls));
 		values[c++] = TimestampTzGetDatum(s->ts);
@@ -215,8 +226,88 @@ walpilot_timeline_data(PG_FUNCTION_ARGS)
 		values[c++] = Int64GetDatum((int64) s->wal_sync_time_us);
 		put_avg(values, nulls, c++, s->checkpointer_busy, s->samples);
 		values[c++] = BoolGetDatum(s->checkpoint_started);
-		Assert(c == WP_TIMELINE_COLS);
+		for (r = 0; r < WP_GROUP_NUM_REASONS && c < ncols; r++)
+		{
+			if (leader_known)
+				values[c++] = Int64GetDatum((int64) s->groups[r]);
+			else
+				nulls[c++] = true;
+		}
+		Assert(c == ncols);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
+	return (Datum) 0;
+}
+
+/*
+ * walpilot_commit_groups_data
+ *		One row per reason a commit-led flush closed its group, since reset,
+ *		then the commits that led no flush: followers (also counted in
+ *		their group's row) and asynchronous commits.  Counters are copied
+ *		first; rows are formed with no lock held.
+ */
+Datum
+walpilot_commit_groups_data(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	WpGroupTotals g;
+	WpCommitTotals *t;
+	int			r;
+
+	wp_require_shared_state();
+	wp_init_materialized_srf(fcinfo);
+
+	wp_commit_groups_totals(&g);
+	t = palloc(sizeof(WpCommitTotals));
+	wp_commit_totals(t);
+
+	for (r = 0; r < WP_GROUP_NUM_REASONS; r++)
+	{
+		Datum		values[WP_GROUPS_COLS];
+		bool		nulls[WP_GROUPS_COLS];
+
+		memset(nulls, 0, sizeof(nulls));
+		values[0] = CStringGetTextDatum(wp_commit_group_reason_name(r));
+		values[1] = Int64GetDatum((int64) g.groups[r]);
+		values[2] = Int64GetDatum((int64) g.commits[r]);
+		if (g.groups[r] > 0)
+		{
+			values[3] = Float8GetDatum((double) g.commits[r] /
+									   (double) g.groups[r]);
+			values[4] = Float8GetDatum((double) g.wait_us[r] /
+									   (double) g.groups[r]);
+		}
+		else
+		{
+			nulls[3] = true;
+			nulls[4] = true;
+		}
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+
+	/* commits that closed no group: no groups, no size, no wait */
+	{
+		const char *names[2] = {"follower", "non_durable"};
+		uint64		counts[2];
+		int			k;
+
+		counts[0] = t->durable > t->led_flush ? t->durable - t->led_flush : 0;
+		counts[1] = t->async;
+		for (k = 0; k < 2; k++)
+		{
+			Datum		values[WP_GROUPS_COLS];
+			bool		nulls[WP_GROUPS_COLS];
+
+			memset(nulls, 0, sizeof(nulls));
+			values[0] = CStringGetTextDatum(names[k]);
+			values[1] = Int64GetDatum(0);
+			values[2] = Int64GetDatum((int64) counts[k]);
+			nulls[3] = true;
+			nulls[4] = true;
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values,
+								 nulls);
+		}
+	}
+	pfree(t);
 	return (Datum) 0;
 }

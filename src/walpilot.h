@@ -142,6 +142,35 @@ typedef struct WpCommitContext
 extern void wp_commit_path_register(void);
 extern void wp_commit_path_note_extension_drop(void);
 
+/*---- commit_groups.c: why each commit-led flush closed its group ----*/
+typedef enum WpGroupReason
+{
+	WP_GROUP_COUNT_REACHED,		/* the gather's wake-up: group complete */
+	WP_GROUP_DELAY_EXPIRED,		/* slept the whole commit_delay */
+	WP_GROUP_WOKEN_EARLY,		/* sleep cut short otherwise */
+	WP_GROUP_NO_DELAY,			/* flushed without sleeping */
+	WP_GROUP_NUM_REASONS
+} WpGroupReason;
+
+/* Cumulative per-reason counters (since start, or since reset). */
+typedef struct WpGroupTotals
+{
+	uint64		groups[WP_GROUP_NUM_REASONS];	/* flushes led */
+	uint64		commits[WP_GROUP_NUM_REASONS];	/* leaders + followers */
+	uint64		wait_us[WP_GROUP_NUM_REASONS];	/* leaders' sleep */
+} WpGroupTotals;
+
+extern Size wp_commit_groups_shmem_size(void);
+extern void wp_commit_groups_shmem_init(void);
+extern void wp_commit_groups_pre_commit(const WpCommitContext *ctx);
+extern void wp_commit_groups_commit(const WpCommitContext *ctx);
+extern void wp_commit_groups_abort(void);
+extern void wp_commit_groups_note_wakeup(bool group_complete);
+extern void wp_commit_groups_totals(WpGroupTotals *out);
+extern void wp_commit_groups_reset(void);
+extern void wp_commit_groups_take(uint32 *groups);
+extern const char *wp_commit_group_reason_name(int reason);
+
 /*---- gather.c: the pilot's backend side ----*/
 extern Size wp_gather_shmem_size(void);
 extern void wp_gather_shmem_init(void);
@@ -387,6 +416,8 @@ typedef struct WpSecond
 	uint64		wal_write_time_us;
 	uint64		wal_sync_time_us;
 	bool		checkpoint_started; /* redo pointer moved in this second */
+	uint32		groups[WP_GROUP_NUM_REASONS];	/* commit-led flushes by
+												 * why their group closed */
 } WpSecond;
 
 extern Size wp_sampler_shmem_size(void);

@@ -26,7 +26,7 @@ print $fh "SELECT count(*), min(ts), max(ts) FROM walpilot.timeline;\n";
 # each reader also checks the seconds in the order walpilot returns them,
 # mid-append and mid-reset: one out of order divides by zero, and the
 # reader's error fails the run
-print $fh "SELECT 1 / (count(*) = 0)::int FROM (SELECT ts, lag(ts) OVER (ORDER BY ordinality) AS prev FROM walpilot.timeline_data() WITH ORDINALITY) s WHERE ts <= prev;\n";
+print $fh "SELECT 1 / (count(*) = 0)::int FROM (SELECT ts, lag(ts) OVER (ORDER BY ordinality) AS prev FROM walpilot.timeline_data_0_2() WITH ORDINALITY) s WHERE ts <= prev;\n";
 print $fh "SELECT count(*) FROM walpilot.wait_profile;\n";
 print $fh "SELECT count(*) FROM walpilot.commit_latency;\n";
 close($fh);
@@ -59,7 +59,7 @@ cmp_ok($ticks1 - $ticks0, '>=', 100,
 # would sort them first), nothing from before the last reset.
 is($node->safe_psql('postgres', q{
 	SELECT count(*) FROM (SELECT ts, lag(ts) OVER (ORDER BY ordinality) AS prev
-	                        FROM walpilot.timeline_data() WITH ORDINALITY) s
+	                        FROM walpilot.timeline_data_0_2() WITH ORDINALITY) s
 	 WHERE prev IS NOT NULL AND ts <= prev}),
 	'0', 'timeline seconds strictly increase');
 $node->safe_psql('postgres', 'SELECT walpilot.reset()');

@@ -65,9 +65,9 @@ sub rand_array
 	return 'ARRAY[' . join(',', @m) . ']';
 }
 
-my @views = qw(status wait_profile commit_latency timeline storage checkpoints
+my @views = qw(status wait_profile commit_latency timeline commit_groups storage checkpoints
   decisions settings);
-my @data_fns = qw(status_data_0_2 wait_profile_data commit_latency_data timeline_data
+my @data_fns = qw(status_data_0_2 wait_profile_data commit_latency_data timeline_data_0_2 commit_groups_data
   storage_data checkpoints_data decisions_data settings_data
   recommendations_data setting_errors_data report);
 my %gucs = (
