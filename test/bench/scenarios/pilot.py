@@ -273,6 +273,28 @@ def analyze(ctx, rows, summ):
                 accept.append((g, n, st["tune"], base, best, st[best] if best else None, L,
                                [r["steady"] for r in cell if r["config"] == "tune"],
                                [r["steady"] for r in cell if r["config"] == "none"]))
+    # every repetition on its own: tune against the best static setting and
+    # the defaults of the same repetition (steady windows), and the targets
+    # of "never below": >= 1.0 x best static, >= 0.98 x none, in each one
+    out.append("\n## every repetition (steady tps; best static = best static or rule setting of that repetition)")
+    for g in groups:
+        gr = [r for r in rows if r["group"] == g]
+        for n in sorted({r["clients"] for r in gr}):
+            for rep in sorted({r["rep"] for r in gr if r["clients"] == n}):
+                cell = [r for r in gr if r["clients"] == n and r["rep"] == rep]
+                tune = [r["steady"] for r in cell if r["config"] == "tune"]
+                none = [r["steady"] for r in cell if r["config"] == "none"]
+                st = [(r["steady"], r["config"]) for r in cell
+                      if r["config"].startswith(("static", "rule"))]
+                if not tune or not none:
+                    continue
+                line = f"  {g} N={n} rep{rep}: tune {tune[0]:.0f}, none {none[0]:.0f}: x none {tune[0] / none[0]:.3f}"
+                line += " (PASS)" if tune[0] >= 0.98 * none[0] else " (FAIL: need >= 0.98)"
+                if st:
+                    bst, bc = max(st)
+                    line += f"; best static {bc} {bst:.0f}: x best {tune[0] / bst:.3f}"
+                    line += " (PASS)" if tune[0] >= bst else " (FAIL: need >= 1.0)"
+                out.append(line)
     # decisions
     out.append("\n## pilot decisions per tune run (t = seconds after the run's first transaction)")
     conv = []
