@@ -24,6 +24,7 @@ walpilot.decisions rows of that run) are stored in series/*.events and
 series/*.decisions.
 
     --set tune_s=105 --set static_s=15 --set fast_s=40 --set steady_from=60
+    --set static_from=5                     steady window of the other runs (tbucket: 25, with static_s=45)
     --set tune_conf="walpilot.x = 1;walpilot.y = 2"   extra conf lines for tune
     --set workload=tpcb                                 tpcb-like instead of insert-only
 
@@ -104,6 +105,10 @@ def build(opts):
         notes=f"# pilot: tune runs {tune_s} s on a fresh server, static/none {static_s} s (hdd), "
               f"fast profiles {fast_s} s; steady window tune >= {int(o.get('steady_from', 60))} s, others >= 5 s")
     sc.steady_from = int(o.get("steady_from", 60))
+    # where the other runs' steady window starts: on a token-bucket disk a
+    # short run is mostly burst (1000 requests ahead of 500/s), so give the
+    # static runs time to spend it: --set static_s=45 --set static_from=25
+    sc.static_from = int(o.get("static_from", 5))
     _per_config_runs(sc)
     return sc
 
@@ -159,7 +164,8 @@ def _steady_from(ctx, r, n):
     meta = json.loads(r["meta"]) if isinstance(r["meta"], str) else r["meta"]
     frm = getattr(ctx.scenario, "steady_from", 60)
     if not meta.get("tune") or n <= frm + 5:
-        frm = 5    # statics, and tune runs too short for the pilot to converge
+        # statics, and tune runs too short for the pilot to converge
+        frm = getattr(ctx.scenario, "static_from", 5) if n > getattr(ctx.scenario, "static_from", 5) + 5 else 5
     return frm
 
 
