@@ -68,12 +68,13 @@ int			wp_commit_delay_max_us = 10000;
 #define WP_GROUP_UPDATE_US		(100 * 1000)
 
 /*
- * The minimum effect a candidate must show: 3 %.  Eight ABBA pairs of 1 s
- * windows on a steady load measure a gain to about +-2.5 % here (the
- * paired log ratios' spread is 0.03-0.05 on the emulated 3-12 ms disks), so
- * a smaller gain is one that the next re-check could as well find
- * reversed; and a kept choice pays its re-checks' windows on the
- * configured setting, which a 1-2 % gain does not earn back.
+ * The minimum effect a candidate must show: 3 %.  The pairs' log ratios
+ * spread by 0.02-0.08 in the benchmark's trials on the emulated 1-12 ms
+ * disks (from their t and pair counts), so eight ABBA pairs of 1 s windows
+ * measure a gain to about +-2-6 %: a smaller gain is one that the next
+ * re-check could as well find reversed, and a kept choice pays its
+ * re-checks' windows on the configured setting, which a 1-2 % gain does
+ * not earn back.
  */
 #define WP_MIN_GAIN				1.03
 
