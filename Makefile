@@ -4,39 +4,16 @@
 #   test/run                           the whole test suite (see README)
 
 MODULE_big = walpilot
-OBJS = \
-	src/walpilot.o \
-	src/shmem.o \
-	src/worker.o \
-	src/sqlfuncs.o \
-	src/pilot.o \
-	src/pilot_commit_delay.o \
-	src/gather.o \
-	src/commit_path.o \
-	src/settings.o \
-	src/settings_checkpointer.o \
-	src/settings_alter_system.o \
-	src/pilot_flush.o \
-	src/pilot_wal_size.o \
-	src/probe.o \
-	src/checkpoints.o \
-	src/commit_window.o \
-	src/commit_timing.o \
-	src/commit_groups.o \
-	src/histogram.o \
-	src/trial.o \
-	src/sampler.o \
-	src/timeline.o \
-	src/sqlfuncs_instruments.o \
-	src/advice.o \
-	src/evidence.o \
-	src/compat_wal.o
+# src/ has one folder per layer, bottom to top (docs/architecture.md); every
+# .c file in them is part of the module.
+LAYERS = core instruments settings pilots advice views hub
+OBJS = $(patsubst %.c,%.o,$(sort $(wildcard $(addprefix src/,$(addsuffix /*.c,$(LAYERS))))))
 
 EXTENSION = walpilot
 DATA = $(wildcard sql/walpilot--*.sql)
 PGFILEDESC = "walpilot - WAL commit path observer and tuner"
 
-PG_CPPFLAGS = -I$(srcdir)/src
+PG_CPPFLAGS = $(addprefix -I$(srcdir)/src/,$(LAYERS))
 
 # pg_regress: its own temporary, preloaded instance.
 REGRESS = setup status guc guc_units privileges instruments storage advice badinput cleanup

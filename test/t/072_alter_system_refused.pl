@@ -5,7 +5,7 @@
 #   managers forbid ALTER SYSTEM; ALTER SYSTEM itself would replace the
 #   file by a rename all the same), and
 # - allow_alter_system = off (PostgreSQL 17 and later; wp_alter_system_allowed
-#   in src/compat.h; skipped on 15, which has no such setting),
+#   in src/core/compat.h; skipped on 15, which has no such setting),
 # each make walpilot hold: it writes nothing (postgresql.auto.conf byte for
 # byte the DBA's, its mode kept, no record pg_walpilot/pgsql_tmp.max_wal_size,
 # the DBA's max_wal_size in force) and says so, once, in a decision row,

@@ -1,6 +1,6 @@
 /*
- * test_trial.c -- unit test of the trial engine (src/trial.c) on known
- * inputs.  Links src/trial.c and src/histogram.c only; prints one line per
+ * test_trial.c -- unit test of the trial engine (src/pilots/trial.c) on known
+ * inputs.  Links src/pilots/trial.c and src/core/histogram.c only; prints one line per
  * check ending in " ok" or " FAIL" and exits non-zero on any failure.
  */
 #include "postgres.h"

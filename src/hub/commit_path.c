@@ -1,0 +1,192 @@
+/*-------------------------------------------------------------------------
+ *
+ * commit_path.c
+ *		The one transaction callback, and the observers it calls in order.
+ *
+ * Every process that loads walpilot inherits one transaction callback,
+ * registered in _PG_init.  It decides once per top-level commit what the
+ * commit is (an xid? will it wait for its commit record's flush?) and
+ * hands a per-commit context to its observers, always in this order:
+ *
+ *	PRE_COMMIT	commit timing (start stamp, WAL sync counters),
+ *				the session settings applier, the gather (counts arrival),
+ *				commit groups (notes the delay the flush will run with)
+ *	COMMIT		commit timing (takes the end stamp first: nothing else
+ *				belongs in the timed window; sets end and led_flush),
+ *				commit groups (why the flush closed), the gather (reuses
+ *				the end stamp)
+ *	ABORT		commit timing, commit groups, the gather
+ *
+ * and, after all of them, at COMMIT only: a DROP EXTENSION walpilot this
+ * transaction ran (noted by the object-access hook, forgotten when its
+ * transaction or subtransaction aborts) takes effect.
+ *
+ * "Durable" is RecordTransactionCommit's test: an xid and WAL written with
+ * synchronous_commit above off, or relations dropped (their files go only
+ * once the commit record is flushed).  Transactions whose commit record is
+ * flushed only because the command forced it (forceSyncCommit) are found
+ * at COMMIT by commit timing.  Two-phase commit is not seen: PREPARE
+ * TRANSACTION and COMMIT PREPARED flush inside the statement, not in the
+ * commit of the transaction that runs it.
+ *
+ * Observers are peers: none calls another, and each reads only the
+ * context.  Parallel workers get the PARALLEL_* events and are ignored.
+ * Nothing here takes a lock or can raise an error; the one allocation is
+ * smgrGetPendingDeletes' array, for a non-durable commit that drops
+ * relations.
+ *
+ * IDENTIFICATION
+ *	  src/hub/commit_path.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/transam.h"
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "catalog/storage.h"
+
+#include "miscadmin.h"
+#include "commands/dbcommands.h"
+
+#include "hub.h"
+
+/* The current top-level transaction's context, PRE_COMMIT to COMMIT. */
+static WpCommitContext commit_ctx;
+
+/*
+ * A DROP EXTENSION walpilot in this transaction: the innermost live
+ * subtransaction that contains it (InvalidSubTransactionId: none), and the
+ * database's name, looked up while catalog access is still possible.
+ */
+static SubTransactionId drop_subid = InvalidSubTransactionId;
+static char drop_database[NAMEDATALEN];
+
+/*
+ * wp_commit_path_note_extension_drop
+ *		Object-access hook, OAT_DROP of the walpilot extension: remember it
+ *		until the transaction ends.  Nothing is reverted yet: the DROP may
+ *		still roll back.
+ */
+void
+wp_commit_path_note_extension_drop(void)
+{
+	char	   *name = get_database_name(MyDatabaseId);
+
+	strlcpy(drop_database, name ? name : "?", sizeof(drop_database));
+	if (name)
+		pfree(name);
+	drop_subid = GetCurrentSubTransactionId();
+}
+
+static void
+wp_commit_path_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+								SubTransactionId parentSubid, void *arg)
+{
+	if (drop_subid == InvalidSubTransactionId)
+		return;
+	if (event == SUBXACT_EVENT_ABORT_SUB && drop_subid >= mySubid)
+		drop_subid = InvalidSubTransactionId;	/* rolled back with it */
+	else if (event == SUBXACT_EVENT_COMMIT_SUB && drop_subid == mySubid)
+		drop_subid = parentSubid;	/* now the parent's */
+}
+
+/*
+ * classify_commit
+ *		What this commit is, at PRE_COMMIT.
+ */
+static void
+classify_commit(WpCommitContext *ctx)
+{
+	memset(ctx, 0, sizeof(WpCommitContext));
+	ctx->has_xid = TransactionIdIsValid(GetTopTransactionIdIfAny());
+	if (!ctx->has_xid)
+		return;
+	/* RecordTransactionCommit's test for waiting on the flush */
+	ctx->durable = XactLastRecEnd != 0 &&
+		synchronous_commit > SYNCHRONOUS_COMMIT_OFF;
+	if (!ctx->durable)
+	{
+		/* dropped relations flush whatever synchronous_commit says */
+		WpRelFile  *rels = NULL;
+
+		if (smgrGetPendingDeletes(true, &rels) > 0)
+			ctx->durable = true;
+		if (rels)
+			pfree(rels);
+	}
+
+	/*
+	 * forceSyncCommit (CREATE/DROP DATABASE, tablespaces) is private to
+	 * xact.c; commit timing counts such a commit as durable at COMMIT when
+	 * this backend did the flush.
+	 */
+}
+
+/*
+ * extension_dropped
+ *		A DROP EXTENSION walpilot committed: the settings record it and put
+ *		the configured values back, and every pilot holds off for
+ *		walpilot.tune_interval, as after walpilot.revert().
+ */
+static void
+extension_dropped(void)
+{
+	char		by[128];
+
+	wp_settings_extension_dropped(drop_database);
+	snprintf(by, sizeof(by), "DROP EXTENSION walpilot in database %s",
+			 drop_database);
+	wp_pilot_request_hold_off(by, 0);
+}
+
+static void
+wp_commit_path_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_PRE_COMMIT:
+			classify_commit(&commit_ctx);
+			wp_commit_timing_pre_commit(&commit_ctx);
+			(void) wp_settings_apply_in_backend();
+			wp_gather_pre_commit(&commit_ctx);
+			wp_commit_groups_pre_commit(&commit_ctx);
+			break;
+
+		case XACT_EVENT_COMMIT:
+			wp_commit_timing_commit(&commit_ctx);
+			wp_commit_groups_commit(&commit_ctx);
+			wp_gather_end(&commit_ctx);
+			memset(&commit_ctx, 0, sizeof(WpCommitContext));
+			if (drop_subid != InvalidSubTransactionId)
+			{
+				drop_subid = InvalidSubTransactionId;
+				extension_dropped();
+			}
+			break;
+
+		case XACT_EVENT_ABORT:
+			commit_ctx.end_us = 0;
+			wp_commit_timing_abort(&commit_ctx);
+			wp_commit_groups_abort();
+			wp_gather_end(&commit_ctx);
+			memset(&commit_ctx, 0, sizeof(WpCommitContext));
+			drop_subid = InvalidSubTransactionId;
+			break;
+
+		default:
+			break;
+	}
+}
+
+/*
+ * wp_commit_path_register
+ *		Install the transaction callback; called once from _PG_init.
+ */
+void
+wp_commit_path_register(void)
+{
+	RegisterXactCallback(wp_commit_path_callback, NULL);
+	RegisterSubXactCallback(wp_commit_path_subxact_callback, NULL);
+}
