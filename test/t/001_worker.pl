@@ -5,10 +5,11 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::Bin;
+use WalpilotTest;
 
-my $node = PostgreSQL::Test::Cluster->new('worker');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
+my $node = new_node('worker', conf => qq{
 shared_preload_libraries = 'walpilot'
 restart_after_crash = on
 });

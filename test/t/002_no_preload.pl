@@ -5,9 +5,11 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::Bin;
+use WalpilotTest;
 
-my $node = PostgreSQL::Test::Cluster->new('nopreload');
-$node->init;
+my $node = new_node('nopreload');
 $node->start;
 
 my ($ret, $stdout, $stderr) =

@@ -10,13 +10,12 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use IPC::Run;
 use Time::HiRes qw(time usleep);
+use FindBin;
+use lib $FindBin::Bin;
+use WalpilotTest;
 
-my $node = PostgreSQL::Test::Cluster->new('delay_signal');
-$node->init;
 # commit_delay's maximum, every commit sleeps (siblings 0, fsync on)
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'walpilot'
-fsync = on
+my $node = walpilot_node('delay_signal', q{
 commit_delay = 100000
 commit_siblings = 0
 });

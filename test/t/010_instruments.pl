@@ -8,13 +8,15 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use IPC::Run;
+use FindBin;
+use lib $FindBin::Bin;
+use WalpilotTest;
 
-my $node = PostgreSQL::Test::Cluster->new('instruments');
+my $node = new_node('instruments');
 # pg_wait_sampling, the reference, is not packaged for every server version:
 # the comparisons with it skip where it is absent.
 my $have_pgws = -f $node->config_data('--pkglibdir') . '/pg_wait_sampling.so';
 my $preload = $have_pgws ? 'walpilot,pg_wait_sampling' : 'walpilot';
-$node->init;
 $node->append_conf('postgresql.conf', qq{
 shared_preload_libraries = '$preload'
 fsync = on
@@ -238,7 +240,8 @@ $node->reload;
 # mode = off: no timing, no sampling.
 $node->append_conf('postgresql.conf', "walpilot.mode = off\n");
 $node->reload;
-$node->poll_query_until('postgres', "SELECT mode = 'off' FROM walpilot.status");
+poll_until('the worker runs with mode off', undef,
+	sub { $node->safe_psql('postgres', 'SELECT mode FROM walpilot.status') eq 'off' });
 reset_both();
 pgbench('-n', '-c', '2', '-t', '50');
 is($node->safe_psql('postgres', 'SELECT commits_timed FROM walpilot.status'),

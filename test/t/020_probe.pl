@@ -9,17 +9,15 @@ use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::Bin;
+use WalpilotTest;
 
 my $tempdir = PostgreSQL::Test::Utils::tempdir;
 
 # ---- pg_wal symlinked to another directory ----
 my $waldir = "$tempdir/wal_elsewhere";
-my $node = PostgreSQL::Test::Cluster->new('probe');
-$node->init(extra => [ '--waldir', $waldir ]);
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'walpilot'
-fsync = on
-});
+my $node = walpilot_node('probe', '', init => { extra => [ '--waldir', $waldir ] });
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION walpilot');
 
@@ -99,8 +97,10 @@ $h = IPC::Run::start(
 	[ 'psql', '-X', '-d', $node->connstr('postgres'), '-c',
 	  'SELECT count(*) FROM walpilot.probe(3)' ],
 	'>', \$bout, '2>', \$berr);
-$node->poll_query_until('postgres',
-	"SELECT count(*) = 1 FROM pg_ls_waldir() WHERE name LIKE 'walpilot_probe%'");
+poll_until('the background probe has its file', undef, sub {
+	$node->safe_psql('postgres',
+		"SELECT count(*) = 1 FROM pg_ls_waldir() WHERE name LIKE 'walpilot_probe%'") eq 't';
+});
 ($ret, $out, $err) = $node->psql('postgres', 'SELECT * FROM walpilot.probe(0.1)');
 like($err, qr/another walpilot probe is running/, 'a second concurrent probe is refused');
 $h->finish;
@@ -129,7 +129,9 @@ $node->reload;
 # ---- fsync = off: reported, not probed ----
 $node->append_conf('postgresql.conf', "fsync = off\n");
 $node->reload;
-$node->poll_query_until('postgres', "SELECT current_setting('fsync') = 'off'");
+poll_until('fsync = off is in force', undef, sub {
+	$node->safe_psql('postgres', 'SHOW fsync') eq 'off';
+});
 like($node->safe_psql('postgres',
 		"SELECT string_agg(DISTINCT note, ';') FROM walpilot.probe(0.1)"),
 	qr/^not measured: fsync is off/, 'fsync = off: every row says why nothing was probed');
@@ -139,12 +141,7 @@ $node->stop;
 # The server ignores SIGXFSZ so that a ulimit acts like a full disk.  With
 # 64 MB WAL segments and a 32 MB limit the probe's zero-fill fails while the
 # server's own WAL (a few MB into its segment) is unaffected.
-my $full = PostgreSQL::Test::Cluster->new('full');
-$full->init(extra => [ '--wal-segsize=64' ]);
-$full->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'walpilot'
-fsync = on
-});
+my $full = walpilot_node('full', '', init => { extra => [ '--wal-segsize=64' ] });
 my $pgdata = $full->data_dir;
 my $logfile = $full->logfile;
 system('bash', '-c',
@@ -162,33 +159,21 @@ unlike(slurp_file($logfile), qr/PANIC/, 'no PANIC');
 $full->stop;
 
 # ---- under the storage emulator: the emulated flush time ----
-my ($shim) = glob(($ENV{WALPILOT_SRC} // '.') . '/test/emulator/*.so');
 SKIP:
 {
 	skip 'storage emulator not built (test/emulator/*.so missing)', 2
-	  unless defined $shim && -f $shim;
+	  unless defined emulator_library();
 
-	my $emu = PostgreSQL::Test::Cluster->new('emu');
-	$emu->init;
-	$emu->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'walpilot'
-fsync = on
-});
-	{
-		local $ENV{LD_PRELOAD} = $shim;
-		# real_sync=0: a real disk busy with another run's fsyncs must not
-		# set the p50
-		local $ENV{WALPILOT_STORAGE} =
-		  "flush_us=4000,jitter_us=0,real_sync=0,shm=walpilot-emu-tap-$$";
-		$emu->start;
-	}
+	my $emu = walpilot_node('emu');
+	# real_sync=0: a real disk busy with another run's fsyncs must not set
+	# the p50
+	start_emulated($emu, 'flush_us=4000,jitter_us=0,real_sync=0');
 	$emu->safe_psql('postgres', 'CREATE EXTENSION walpilot');
 	my $p50 = $emu->safe_psql('postgres',
 		"SELECT op_us_p50 FROM walpilot.probe(2, ARRAY['fdatasync']) WHERE writes = 1");
 	cmp_ok($p50, '>=', 4000 * 0.8, "emulated 4 ms flush: p50 $p50 us >= -20 %");
 	cmp_ok($p50, '<=', 4000 * 1.2, "emulated 4 ms flush: p50 $p50 us <= +20 %");
 	$emu->stop;
-	unlink("/dev/shm/walpilot-emu-tap-$$");
 }
 
 done_testing();

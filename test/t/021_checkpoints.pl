@@ -7,12 +7,11 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::Bin;
+use WalpilotTest;
 
-my $node = PostgreSQL::Test::Cluster->new('ckpt');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'walpilot'
-fsync = on
+my $node = walpilot_node('ckpt', q{
 restart_after_crash = on
 log_checkpoints = on
 checkpoint_timeout = 30s
@@ -98,7 +97,9 @@ cmp_ok($node->safe_psql('postgres', q{
 # ---- without log_checkpoints: detected from the redo pointer ----
 $node->append_conf('postgresql.conf', "log_checkpoints = off\n");
 $node->reload;
-$node->poll_query_until('postgres', "SELECT current_setting('log_checkpoints') = 'off'");
+poll_until('log_checkpoints = off is in force', undef, sub {
+	$node->safe_psql('postgres', 'SHOW log_checkpoints') eq 'off';
+});
 my $n0 = nrows('true');
 write_rows(5000);
 $node->safe_psql('postgres', 'CHECKPOINT');

@@ -6,10 +6,11 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::Bin;
+use WalpilotTest;
 
-my $node = PostgreSQL::Test::Cluster->new('timeline_readers');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
+my $node = new_node('timeline_readers', conf => qq{
 shared_preload_libraries = 'walpilot'
 walpilot.history_size = 86400
 });

@@ -8,24 +8,16 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::Bin;
+use WalpilotTest;
 
-my ($shim) = glob(($ENV{WALPILOT_SRC} // '.') . '/test/emulator/*.so');
-my $shm = "walpilot-emu-probe-space-$$";
-
-my $node = PostgreSQL::Test::Cluster->new('probe_space');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'walpilot'
-fsync = on
-restart_after_crash = on
-});
+my $node = walpilot_node('probe_space', 'restart_after_crash = on');
 
 sub start_with_free_mb
 {
 	my ($mb) = @_;
-	local $ENV{LD_PRELOAD} = $shim;
-	local $ENV{WALPILOT_STORAGE} = "real,statvfs_free_mb=$mb,shm=$shm";
-	$node->start;
+	start_emulated($node, "real,statvfs_free_mb=$mb");
 }
 
 sub probe_files
@@ -37,7 +29,7 @@ sub probe_files
 SKIP:
 {
 	skip 'storage emulator not built (test/emulator/*.so missing)', 7
-	  unless defined $shim && -f $shim;
+	  unless defined emulator_library();
 
 	# 140 MB free: less than a 16 MB probe file + 8 segments (144 MB), more
 	# than the automatic probe's small file + 8 segments.
@@ -75,7 +67,6 @@ SKIP:
 		'the periodic probe is refused with 100 MB free and records why');
 	$node->append_conf('postgresql.conf', "walpilot.probe_interval = 0\n");
 	$node->stop;
-	unlink("/dev/shm/$shm");
 }
 
 # ---- stale probe files: swept when the worker starts ----

@@ -28,9 +28,7 @@ my $node;
 my $translated = 0;
 if (defined $locale)
 {
-	$node = PostgreSQL::Test::Cluster->new('ckpt_i18n');
-	$node->init;
-	$node->append_conf('postgresql.conf', qq{
+	$node = new_node('ckpt_i18n', conf => qq{
 shared_preload_libraries = 'walpilot'
 log_checkpoints = on
 lc_messages = '$locale'
@@ -75,9 +73,8 @@ SKIP:
 }
 
 # ---- pg_control unreadable while a poll-detected checkpoint runs ----
-$node = PostgreSQL::Test::Cluster->new('ckpt_control');
-$node->init(allows_streaming => 1);	# wal_level = replica for pg_backup_start
-$node->append_conf('postgresql.conf', qq{
+# wal_level = replica for pg_backup_start
+$node = new_node('ckpt_control', init => { allows_streaming => 1 }, conf => qq{
 shared_preload_libraries = 'walpilot'
 log_checkpoints = off
 checkpoint_timeout = 30s

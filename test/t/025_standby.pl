@@ -7,10 +7,11 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::Bin;
+use WalpilotTest;
 
-my $primary = PostgreSQL::Test::Cluster->new('primary');
-$primary->init(allows_streaming => 1);
-$primary->append_conf('postgresql.conf', qq{
+my $primary = new_node('primary', init => { allows_streaming => 1 }, conf => qq{
 shared_preload_libraries = 'walpilot'
 log_checkpoints = on
 });
@@ -19,9 +20,8 @@ $primary->safe_psql('postgres',
 	'CREATE EXTENSION walpilot; CREATE TABLE t (id int, pad text)');
 $primary->backup('b');
 
-my $standby = PostgreSQL::Test::Cluster->new('standby');
-$standby->init_from_backup($primary, 'b', has_streaming => 1);
-$standby->append_conf('postgresql.conf', qq{
+my $standby = new_node('standby', backup => [ $primary, 'b', has_streaming => 1 ],
+	conf => qq{
 walpilot.mode = tune
 hot_standby = on
 });

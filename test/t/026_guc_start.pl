@@ -7,10 +7,11 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::Bin;
+use WalpilotTest;
 
-my $node = PostgreSQL::Test::Cluster->new('guc_start');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
+my $node = new_node('guc_start', conf => qq{
 shared_preload_libraries = 'walpilot'
 walpilot.sample_interval = 0
 walpilot.mode = 'autopilot'

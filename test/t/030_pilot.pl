@@ -116,20 +116,14 @@ $node->stop;
 #
 $node = emulated_node('ssd', 'flush_us=50,real_sync=0', "walpilot.mode = 'tune'\nmax_connections = 40");
 $load = start_insert_load($node, 8, 20);
-my $fast_reason = '';
 my $fast_re = qr{^not flush-bound: (\d+) commits/s \(needs (\d+)\), flush (\d+) us from \S+ \(needs (\d+)\), (\d+) committers \(needs (\d+)\)};
-foreach my $try (1 .. 60)
-{
-	my $r = $node->safe_psql('postgres', 'SELECT pilot_reason FROM walpilot.status');
-	if ($r =~ $fast_re && $1 >= $2 && $5 >= $6)
-	{
-		$fast_reason = $r;
-		last;
-	}
-	select(undef, undef, undef, 0.25);
-}
-like($fast_reason, $fast_re,
-	'fast storage: a load that qualifies but for the flush (the pilot says so)');
+my $r = '';
+wait_until('fast storage: a load that qualifies but for the flush (the pilot says so)',
+	20, sub {
+		$r = $node->safe_psql('postgres', 'SELECT pilot_reason FROM walpilot.status');
+		return $r =~ $fast_re && $1 >= $2 && $5 >= $6;
+	})
+  or diag("last pilot_reason: $r");
 $load->finish;
 is($node->safe_psql('postgres',
 		q{SELECT count(*) FROM walpilot.decisions WHERE setting LIKE 'commit%' AND (reason LIKE 'trial%' OR new_value <> '-')}),

@@ -48,7 +48,8 @@ is($node->safe_psql('postgres',
 	'0', 'every trial outcome names its rule')
   or diag(rows($node));
 
-# steady load, choice held: no new search for 60 s
+# steady load, choice held: no new search for 60 s (not a wait for a
+# condition: the count must stay the same through the whole window)
 my $searches_before = $node->safe_psql('postgres',
 	q{SELECT count(*) FROM walpilot.decisions WHERE reason LIKE 'new search%'});
 my $t0 = time;

@@ -12,25 +12,22 @@ use Test::More;
 use FindBin;
 use lib $FindBin::Bin;
 use WalpilotTest;
-use Time::HiRes qw(time);
 
 emulator_shim();
 
 my $node = emulated_node('reason', 'hdd',
 	"walpilot.mode = 'observe'\nmax_connections = 40");
 
-# wait until pilot_reason matches, at most $secs seconds; returns it
+# wait until pilot_reason matches, at most $secs seconds; returns it (the
+# last one read when it did not come)
 sub reason_like
 {
 	my ($re, $secs) = @_;
-	my $end = time() + $secs;
 	my $r = '';
-	while (time() < $end)
-	{
+	poll_until("pilot_reason matching $re", $secs, sub {
 		$r = $node->safe_psql('postgres', 'SELECT pilot_reason FROM walpilot.status');
-		return $r if $r =~ $re;
-		select(undef, undef, undef, 0.25);
-	}
+		return $r =~ $re;
+	});
 	return $r;
 }
 

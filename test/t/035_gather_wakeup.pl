@@ -15,10 +15,11 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use IPC::Run;
+use FindBin;
+use lib $FindBin::Bin;
+use WalpilotTest;
 
-my $node = PostgreSQL::Test::Cluster->new('wakeup');
-$node->init;
-$node->append_conf('postgresql.conf', q{
+my $node = new_node('wakeup', conf => q{
 shared_preload_libraries = 'walpilot'
 walpilot.mode = 'tune'
 log_checkpoints = on
@@ -31,9 +32,7 @@ CREATE TABLE t (v int);
 
 # A small C module that calls walpilot's delivery step and its counter
 # getter (resolved at run time, so the module loads into any build).
-my $dir = $node->basedir;
-open my $fh, '>', "$dir/wake_probe.c" or die;
-print $fh <<'C';
+my $probe = build_probe_module($node, 'wake_probe', <<'C');
 #include "postgres.h"
 #include <dlfcn.h>
 #include <signal.h>
@@ -83,19 +82,11 @@ wake_misdirected(PG_FUNCTION_ARGS)
 	PG_RETURN_INT64((int64) mis);
 }
 C
-close $fh;
-my $incdir = `pg_config --includedir-server`;
-chomp $incdir;
-my ($cout, $cerr);
-IPC::Run::run([ 'cc', '-shared', '-fPIC', '-O1', "-I$incdir",
-		'-o', "$dir/wake_probe.so", "$dir/wake_probe.c" ],
-	'>', \$cout, '2>', \$cerr)
-  or BAIL_OUT("cannot build the probe module: $cerr");
 $node->safe_psql('postgres', qq{
 CREATE FUNCTION wake_probe(int, int) RETURNS text
-  AS '$dir/wake_probe.so', 'wake_probe' LANGUAGE C STRICT;
+  AS '$probe', 'wake_probe' LANGUAGE C STRICT;
 CREATE FUNCTION wake_misdirected() RETURNS bigint
-  AS '$dir/wake_probe.so', 'wake_misdirected' LANGUAGE C;
+  AS '$probe', 'wake_misdirected' LANGUAGE C;
 });
 
 my $ckpt_pid_sql = q{SELECT pid FROM pg_stat_activity WHERE backend_type = 'checkpointer'};
@@ -135,14 +126,10 @@ my $h = IPC::Run::start(
 	  'BEGIN; LOCK TABLE t; INSERT INTO t VALUES (2); SELECT pg_sleep(3); COMMIT;' ],
 	'>', \$out, '2>', \$err);
 my $holder;
-foreach my $try (1 .. 100)
-{
+wait_until('a backend holds a lock and sleeps', 15, sub {
 	$holder = $node->safe_psql('postgres',
 		q{SELECT pid FROM pg_stat_activity WHERE query LIKE '%pg_sleep(3)%' AND wait_event = 'PgSleep'});
-	last if $holder;
-	select(undef, undef, undef, 0.1);
-}
-ok($holder, 'a backend holds a lock and sleeps');
+});
 $node->safe_psql('postgres', qq{SELECT wake_probe($holder, $holder)});
 $h->finish;
 is($h->result(0), 0, 'the lock holder finishes its transaction');

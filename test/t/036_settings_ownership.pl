@@ -16,9 +16,7 @@ use FindBin;
 use lib $FindBin::Bin;
 use WalpilotTest;
 
-my $node = PostgreSQL::Test::Cluster->new('owners');
-$node->init;
-$node->append_conf('postgresql.conf', q{
+my $node = new_node('owners', conf => q{
 shared_preload_libraries = 'walpilot'
 walpilot.mode = 'observe'
 });

@@ -14,9 +14,7 @@ use FindBin;
 use lib $FindBin::Bin;
 use WalpilotTest;
 
-my $node = PostgreSQL::Test::Cluster->new('drop');
-$node->init;
-$node->append_conf('postgresql.conf', q{
+my $node = new_node('drop', conf => q{
 shared_preload_libraries = 'walpilot'
 walpilot.mode = 'observe'
 });

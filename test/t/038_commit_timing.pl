@@ -10,13 +10,12 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::Bin;
+use WalpilotTest;
 
-my $node = PostgreSQL::Test::Cluster->new('timing');
-$node->init;
-$node->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'walpilot'
+my $node = walpilot_node('timing', q{
 walpilot.mode = 'observe'
-fsync = on
 autovacuum = off
 max_prepared_transactions = 2
 });

@@ -10,9 +10,7 @@ use FindBin;
 use lib $FindBin::Bin;
 use WalpilotTest;
 
-my $node = PostgreSQL::Test::Cluster->new('decisions');
-$node->init;
-$node->append_conf('postgresql.conf', q{
+my $node = new_node('decisions', conf => q{
 shared_preload_libraries = 'walpilot'
 walpilot.mode = 'observe'
 });

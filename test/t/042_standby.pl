@@ -9,31 +9,20 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use IPC::Run;
+use FindBin;
+use lib $FindBin::Bin;
+use WalpilotTest;
 
-my ($shim) = glob("$ENV{WALPILOT_SRC}/test/emulator/*.so");
-plan skip_all => 'storage emulator not built (make -C test/emulator)'
-  unless defined $shim && -f $shim;
-my $shm = "walpilot-emu-rs042-$$";
-# the emulator's shared file goes, even when the test dies
-END { unlink("/dev/shm/$shm"); }
+emulator_shim();
 
-my $primary = PostgreSQL::Test::Cluster->new('primary');
-$primary->init(allows_streaming => 1);
-$primary->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'walpilot'
-fsync = on
+my $primary = walpilot_node('primary', q{
 walpilot.mode = 'tune'
 max_connections = 40
-});
-{
-	local $ENV{LD_PRELOAD} = $shim;
-	local $ENV{WALPILOT_STORAGE} = "hdd,shm=$shm";
-	$primary->start;
-}
+}, init => { allows_streaming => 1 });
+start_emulated($primary, 'hdd');
 $primary->safe_psql('postgres', 'CREATE EXTENSION walpilot; CREATE TABLE t (id bigserial, v int)');
 $primary->backup('b');
-my $standby = PostgreSQL::Test::Cluster->new('standby');
-$standby->init_from_backup($primary, 'b', has_streaming => 1);
+my $standby = new_node('standby', backup => [ $primary, 'b', has_streaming => 1 ]);
 $standby->start;
 my $standby_auto = slurp_file($standby->data_dir . '/postgresql.auto.conf');
 $primary->append_conf('postgresql.conf', "synchronous_standby_names = '*'\n");
@@ -142,5 +131,4 @@ unlike(slurp_file($standby->logfile), qr/PANIC|walpilot.*ERROR|ERROR.*walpilot/,
 
 $standby->stop;
 $primary->stop;
-unlink("/dev/shm/$shm");
 done_testing();

@@ -8,13 +8,12 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use IPC::Run;
+use FindBin;
+use lib $FindBin::Bin;
+use WalpilotTest;
 
 my $idle_clients = 300;
-my $node = PostgreSQL::Test::Cluster->new('load_faults');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'walpilot'
-fsync = on
+my $node = walpilot_node('load_faults', q{
 max_connections = 1000
 track_wal_io_timing = off
 log_checkpoints = off

@@ -9,29 +9,19 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use IPC::Run;
+use FindBin;
+use lib $FindBin::Bin;
+use WalpilotTest;
 
-my ($shim) = glob("$ENV{WALPILOT_SRC}/test/emulator/*.so");
-plan skip_all => 'storage emulator not built (make -C test/emulator)'
-  unless defined $shim && -f $shim;
-my $shm = "walpilot-emu-rs045-$$";
-# the emulator's shared file goes, even when the test dies
-END { unlink("/dev/shm/$shm"); }
+emulator_shim();
 my $bound_us = 2_000_000;
 my $read_seconds = 8;
 
-my $node = PostgreSQL::Test::Cluster->new('readers');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'walpilot'
-fsync = on
+my $node = walpilot_node('readers', q{
 walpilot.mode = 'tune'
 max_connections = 60
 });
-{
-	local $ENV{LD_PRELOAD} = $shim;
-	local $ENV{WALPILOT_STORAGE} = "hdd,shm=$shm";
-	$node->start;
-}
+start_emulated($node, 'hdd');
 $node->safe_psql('postgres', 'CREATE EXTENSION walpilot; CREATE TABLE t (id bigserial, v int)');
 
 my @scripts;
@@ -108,5 +98,4 @@ is($node->safe_psql('postgres', q{
 
 $load->kill_kill;
 $node->stop;
-unlink("/dev/shm/$shm");
 done_testing();

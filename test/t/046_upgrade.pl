@@ -14,26 +14,12 @@ use FindBin;
 use lib $FindBin::Bin;
 use WalpilotTest;
 
-my ($shim) = glob("$ENV{WALPILOT_SRC}/test/emulator/*.so");
-my $shm = "walpilot-emu-rs046-$$";
-# the emulator's shared file goes, even when the test dies
-END { unlink("/dev/shm/$shm"); }
-
-my $node = PostgreSQL::Test::Cluster->new('upgrade');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'walpilot'
-fsync = on
+# on the emulated hdd where it is built (the removal needs its trials)
+my $node = walpilot_node('upgrade', q{
 walpilot.mode = 'tune'
 max_connections = 40
 });
-sub start_node
-{
-	local $ENV{LD_PRELOAD} = $shim if defined $shim && -f $shim;
-	local $ENV{WALPILOT_STORAGE} = "hdd,shm=$shm";
-	$node->start;
-}
-start_node();
+start_emulated($node, 'hdd');
 
 #
 # upgrade 0.1 -> 0.2 against a fresh install
@@ -124,7 +110,7 @@ is($node->safe_psql('upgraded', 'SELECT count(*) FROM walpilot.status'), '1',
 SKIP:
 {
 	skip 'storage emulator not built (make -C test/emulator): no trial to interrupt', 8
-	  unless defined $shim && -f $shim;
+	  unless defined emulator_library();
 
 	$node->safe_psql('postgres', q{ALTER SYSTEM SET work_mem = '5MB'});
 	$node->safe_psql('postgres', q{ALTER SYSTEM SET checkpoint_completion_target = 0.8});
@@ -151,7 +137,7 @@ SKIP:
 	$node->append_conf('postgresql.conf', "shared_preload_libraries = ''\n");
 	$node->stop('fast');
 	$load->finish;
-	start_node();
+	start_emulated($node, 'hdd');
 	is(slurp_file($auto_conf), $auto_before,
 		'without the preload: postgresql.auto.conf byte-for-byte as before');
 	is($node->safe_psql('postgres', $show), '0/5',
@@ -165,5 +151,4 @@ SKIP:
 }
 
 $node->stop;
-unlink("/dev/shm/$shm");
 done_testing();

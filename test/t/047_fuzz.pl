@@ -11,19 +11,16 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use IPC::Run;
+use FindBin;
+use lib $FindBin::Bin;
+use WalpilotTest;
 
 my $seconds = $ENV{FUZZ_SECONDS} // 60;
 my $seed = $ENV{FUZZ_SEED} // time;
 srand($seed);
 note("fuzz seed $seed, $seconds s");
 
-my $node = PostgreSQL::Test::Cluster->new('fuzz');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'walpilot'
-fsync = on
-max_connections = 40
-});
+my $node = walpilot_node('fuzz', 'max_connections = 40');
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION walpilot; CREATE TABLE t (v int)');
 my $auto_conf = $node->data_dir . '/postgresql.auto.conf';
@@ -131,6 +128,7 @@ my $load = IPC::Run::start(
 
 my %sqlstates;
 my ($calls, $batches, $lost) = (0, 0, 0);
+# batches for $seconds: the run's length, not a wait for a condition
 my $deadline = time + $seconds;
 while (time < $deadline)
 {

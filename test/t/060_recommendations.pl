@@ -15,33 +15,22 @@ use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::Bin;
+use WalpilotTest;
 
-my ($shim) = glob("$ENV{WALPILOT_SRC}/test/emulator/*.so");
-plan skip_all => 'storage emulator not built (make -C test/emulator)'
-  unless defined $shim && -f $shim;
-
-# emulator state of this run only, removed at exit
-my @shm = ("walpilot-emu-advice-tight-$$", "walpilot-emu-advice-roomy-$$");
-END { unlink "/dev/shm/$_" for @shm; }
+emulator_shim();
 
 sub start_node
 {
-	my ($name, $storage, $shm, $conf) = @_;
-	my $node = PostgreSQL::Test::Cluster->new($name);
-	$node->init;
-	$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'walpilot'
-fsync = on
+	my ($name, $storage, $conf) = @_;
+	my $node = walpilot_node($name, qq{
 walpilot.mode = 'observe'
 log_checkpoints = on
 max_connections = 40
 $conf
 });
-	{
-		local $ENV{LD_PRELOAD} = $shim;
-		local $ENV{WALPILOT_STORAGE} = "$storage,shm=$shm";
-		$node->start;
-	}
+	start_emulated($node, $storage);
 	$node->safe_psql('postgres', 'CREATE EXTENSION walpilot');
 	my ($o, $e);
 	IPC::Run::run([ 'pgbench', '-i', '-s', '5', '-q', '-h', $node->host,
@@ -79,12 +68,12 @@ sub evidence
 		 WHERE setting = '$setting'});
 }
 
-my $tight = start_node('tight', 'ssd,fdatasync_us=3000', $shm[0], q{
+my $tight = start_node('tight', 'ssd,fdatasync_us=3000', q{
 max_wal_size = 32MB
 min_wal_size = 32MB
 wal_buffers = 64kB
 });
-my $roomy = start_node('roomy', 'ssd,real_sync=0', $shm[1], q{
+my $roomy = start_node('roomy', 'ssd,real_sync=0', q{
 max_wal_size = 4GB
 wal_buffers = 128MB
 });
@@ -209,11 +198,8 @@ ok($tight->poll_query_until('postgres',
 		q{SELECT count(*) = 0 FROM walpilot.recommendations WHERE setting LIKE 'commit_%'}),
 	'tight: in tune mode the pilot decides commit_delay itself: no advice');
 $tight->safe_psql('postgres', (split /\|/, rec($tight, 'wal_buffers'))[3]);
-{
-	local $ENV{LD_PRELOAD} = $shim;
-	local $ENV{WALPILOT_STORAGE} = "ssd,fdatasync_us=3000,shm=$shm[0]";
-	$tight->restart;
-}
+$tight->stop;
+start_emulated($tight, 'ssd,fdatasync_us=3000');
 is(rec($tight, 'wal_buffers'), '', 'tight: after the restart the wal_buffers advice is gone');
 
 $_->stop for ($tight, $roomy);

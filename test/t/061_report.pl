@@ -7,17 +7,16 @@ use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::Bin;
+use WalpilotTest;
 
-my $primary = PostgreSQL::Test::Cluster->new('report_primary');
-$primary->init(allows_streaming => 1);
-$primary->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'walpilot'
-fsync = on
+my $primary = walpilot_node('report_primary', q{
 walpilot.mode = 'observe'
 max_connections = 40
 max_wal_size = 32MB
 min_wal_size = 32MB
-});
+}, init => { allows_streaming => 1 });
 $primary->start;
 $primary->safe_psql('postgres', q{
 CREATE EXTENSION walpilot;
@@ -106,8 +105,8 @@ $load->finish;
 # standby
 #
 $primary->backup('b');
-my $standby = PostgreSQL::Test::Cluster->new('report_standby');
-$standby->init_from_backup($primary, 'b', has_streaming => 1);
+my $standby = new_node('report_standby',
+	backup => [ $primary, 'b', has_streaming => 1 ]);
 $standby->start;
 $primary->wait_for_catchup($standby);
 my $sb = $report->($standby);

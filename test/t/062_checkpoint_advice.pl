@@ -8,13 +8,14 @@ use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::Bin;
+use WalpilotTest;
 
 my @nodes;
 for my $fpw ('on', 'off')
 {
-	my $node = PostgreSQL::Test::Cluster->new("fpw_$fpw");
-	$node->init;
-	$node->append_conf('postgresql.conf', qq{
+	my $node = new_node("fpw_$fpw", conf => qq{
 shared_preload_libraries = 'walpilot'
 walpilot.mode = 'observe'
 log_checkpoints = on

@@ -228,9 +228,8 @@ dba_files_unchanged('a clean stop');
 
 # ---- the server restored from the backup ----
 # Its pilot only observes: whatever it runs with comes from the backup.
-my $restored = PostgreSQL::Test::Cluster->new('ssrestored');
-$restored->init_from_backup($node, 'during_trial');
-$restored->append_conf('postgresql.conf', "walpilot.mode = 'observe'\n");
+my $restored = new_node('ssrestored', backup => [ $node, 'during_trial' ],
+	conf => "walpilot.mode = 'observe'\n");
 $restored->start;
 is(slurp_bytes($restored->data_dir . '/postgresql.auto.conf'), dba_auto_conf(),
 	"restored: postgresql.auto.conf is the DBA's");

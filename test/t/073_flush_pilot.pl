@@ -17,16 +17,13 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use IPC::Run;
+use FindBin;
+use lib $FindBin::Bin;
+use WalpilotTest;
 
-my ($shim) = glob("$ENV{WALPILOT_SRC}/test/emulator/*.so");
-plan skip_all => 'storage emulator not built (make -C test/emulator)'
-  unless defined $shim && -f $shim;
+emulator_shim();
 
-my $node = PostgreSQL::Test::Cluster->new('flushpilot');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'walpilot'
-fsync = on
+my $node = walpilot_node('flushpilot', q{
 log_checkpoints = on
 checkpoint_timeout = 30s
 checkpoint_completion_target = 0.95
@@ -36,12 +33,7 @@ walpilot.mode = 'tune'
 walpilot.tune_commit_delay = off
 walpilot.tune_checkpoint_flush = off
 });
-{
-	local $ENV{LD_PRELOAD} = $shim;
-	local $ENV{WALPILOT_STORAGE} = 'hdd,bw_mbps=10,wal_bw_mbps=150';
-	local $ENV{WALPILOT_STORAGE_SHM} = "walpilot-emu-flushpilot-$$";
-	$node->start;
-}
+start_emulated($node, 'hdd,bw_mbps=10,wal_bw_mbps=150');
 $node->safe_psql('postgres', 'CREATE EXTENSION walpilot');
 $node->command_ok([ 'pgbench', '-i', '-q', '-s', '5', $node->connstr('postgres') ],
 	'pgbench -i');
@@ -185,5 +177,4 @@ is($node->safe_psql('postgres', q{
 
 $load->kill_kill;
 $node->stop;
-unlink "/dev/shm/walpilot-emu-flushpilot-$$";
 done_testing();

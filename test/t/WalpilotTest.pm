@@ -1,14 +1,18 @@
-# Setup shared by walpilot's TAP tests: nodes with walpilot preloaded on
-# the storage emulator, the background pgbench loads, polling, building a
-# small C probe module, and the server settings tests' node (the DBA's own
-# postgresql.auto.conf), waits and checks of the DBA's files.  A test uses
-# it with
+# Setup shared by walpilot's TAP tests: every test cluster (new_node and
+# the nodes built on it: walpilot_node, emulated_node, server_settings_node),
+# nodes with walpilot preloaded on the storage emulator, the background
+# pgbench loads, the waits (poll_until, wait_until), building a small C
+# probe module, and the server settings tests' node (the DBA's own
+# postgresql.auto.conf), waits and checks of the DBA's files.  Every test
+# uses it with
 #
 #	use FindBin;
 #	use lib $FindBin::Bin;
 #	use WalpilotTest;
 #
 # (the server settings tests: use WalpilotTest qw(:DEFAULT :server_settings))
+# and makes no cluster of its own: test/check-tap-helper fails a test file
+# that calls PostgreSQL::Test::Cluster->new or does not use this module.
 
 package WalpilotTest;
 
@@ -23,9 +27,9 @@ use Test::More;
 use Time::HiRes qw(time);
 
 our @EXPORT =
-  qw(emulator_library emulator_shim walpilot_node start_emulated emulated_node
-  start_insert_load poll_for wait_until wait_crash_restart build_probe_module
-  reload_worker);
+  qw(emulator_library emulator_shim new_node walpilot_node start_emulated
+  emulated_node start_insert_load poll_until poll_for wait_until
+  wait_crash_restart build_probe_module reload_worker);
 our @EXPORT_OK = qw(server_settings_node dba_auto_conf slurp_bytes start_load
   stop_load wait_for_trial_value checkpoint_runs_with dba_snapshot
   dba_append_conf dba_write_conf dba_conf_bytes dba_files_unchanged
@@ -54,19 +58,38 @@ sub emulator_shim
 	return $so;
 }
 
+# A test cluster, not started yet: the one place a test makes one.
+#	init => { ... }		arguments of init (allows_streaming => 1,
+#				extra => [ initdb options ]); default none
+#	backup => [ $node, $backup_name, %params ]	a copy of that node's
+#				backup (init_from_backup) instead of a new initdb
+#	conf => '...'		postgresql.conf lines, appended as they are
+sub new_node
+{
+	my ($name, %opt) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	if ($opt{backup})
+	{
+		$node->init_from_backup(@{ $opt{backup} });
+	}
+	else
+	{
+		$node->init(%{ $opt{init} // {} });
+	}
+	$node->append_conf('postgresql.conf', $opt{conf}) if defined $opt{conf};
+	return $node;
+}
+
 # A node with walpilot preloaded and fsync on (flushes are what walpilot
-# measures and tunes), not started yet.  $conf is more postgresql.conf lines.
+# measures and tunes), not started yet.  $conf is more postgresql.conf
+# lines; %opt as for new_node (init => ...).
 sub walpilot_node
 {
-	my ($name, $conf) = @_;
-	my $node = PostgreSQL::Test::Cluster->new($name);
-	$node->init;
-	$node->append_conf('postgresql.conf', qq{
+	my ($name, $conf, %opt) = @_;
+	return new_node($name, %opt, conf => qq{
 shared_preload_libraries = 'walpilot'
 fsync = on
-$conf
-});
-	return $node;
+} . ($conf // '') . "\n");
 }
 
 # Start $node with the storage emulator (when built) emulating $storage,
@@ -115,17 +138,44 @@ sub start_insert_load
 		'>', \$out, '2>', \$err);
 }
 
-# poll a query until it returns 't', at most $secs seconds
+# The one polling loop of these tests: $cond (a sub) every 0.2 s until it
+# returns true, for at most $secs seconds (undef: PostgreSQL's
+# timeout_default, poll_query_until's bound).  Whether it came; the forms
+# below report it.
+sub poll_loop
+{
+	my ($secs, $cond) = @_;
+	$secs //= $PostgreSQL::Test::Utils::timeout_default;
+	my $end = time() + $secs;
+	my $done = $cond->();
+	while (!$done && time() < $end)
+	{
+		select(undef, undef, undef, 0.2);
+		$done = $cond->();
+	}
+	return $done;
+}
+
+# Wait for $cond before the checks that need it: no test of its own when it
+# comes, a failing test "timed out after N s waiting for: $what" when it
+# does not (never a silent pass).  Returns whether it came.
+sub poll_until
+{
+	my ($what, $secs, $cond) = @_;
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+	$secs //= $PostgreSQL::Test::Utils::timeout_default;
+	return 1 if poll_loop($secs, $cond);
+	fail("timed out after $secs s waiting for: $what");
+	return 0;
+}
+
+# a query that returns 't', at most $secs seconds: for ok(poll_for(...),
+# $what), whose test fails when it does not come
 sub poll_for
 {
 	my ($node, $query, $secs) = @_;
-	my $end = time() + $secs;
-	while (time() < $end)
-	{
-		return 1 if $node->safe_psql('postgres', $query) eq 't';
-		select(undef, undef, undef, 0.25);
-	}
-	return 0;
+	return poll_loop($secs,
+		sub { $node->safe_psql('postgres', $query) eq 't' });
 }
 
 # After a SIGKILL of a child ($offset: the log's size before it), wait until
@@ -289,11 +339,7 @@ sub dba_files_unchanged
 sub server_settings_node
 {
 	my ($name, $conf) = @_;
-	$ss_node = PostgreSQL::Test::Cluster->new($name);
-	$ss_node->init;
-	$ss_node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'walpilot'
-fsync = on
+	$ss_node = walpilot_node($name, q{
 restart_after_crash = on
 log_checkpoints = on
 checkpoint_timeout = 30s
@@ -391,20 +437,15 @@ sub decisions_text
 	return $rc == 0 ? $out : "(walpilot.decisions cannot be read: $err)";
 }
 
-# Poll $cond (a sub) every 0.2 s until it returns true, for at most $secs
-# seconds: a test named $what that passes when it did and fails saying so
-# when it did not (instead of a fixed sleep).  Returns whether it did.
+# The wait that is itself a check: poll $cond as poll_until does, a test
+# named $what that passes when it came and fails saying so when it did not
+# (instead of a fixed sleep).  Returns whether it came.
 sub wait_until
 {
 	my ($what, $secs, $cond) = @_;
 	local $Test::Builder::Level = $Test::Builder::Level + 1;
-	my $end = time() + $secs;
-	my $done = $cond->();
-	while (!$done && time() < $end)
-	{
-		select(undef, undef, undef, 0.2);
-		$done = $cond->();
-	}
+	$secs //= $PostgreSQL::Test::Utils::timeout_default;
+	my $done = poll_loop($secs, $cond);
 	ok($done, $what) or diag("timed out after $secs s waiting for: $what");
 	return $done;
 }
