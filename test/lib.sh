@@ -1,6 +1,7 @@
 # test/lib.sh — shared steps of test/run and test/demo (sourced, not run).
 #
-# wp_install_deps   apt-get install what is missing (sudo when not root)
+# wp_install_deps   apt-get install what is missing (sudo when not root);
+#                   its arguments are more packages (WP_TAP_PACKAGES ...)
 # wp_build_install  build with -Werror and install the extension
 # runas / owner     how to run postgres as an unprivileged user
 #
@@ -14,6 +15,9 @@
 PGVER=${WP_PGVER:-15}
 PGBIN=/usr/lib/postgresql/$PGVER/bin
 WP_PACKAGES="postgresql-$PGVER postgresql-server-dev-$PGVER postgresql-$PGVER-pg-wait-sampling postgresql-contrib libipc-run-perl libfaketime locales make gcc python3"
+# what only the TAP tests need (test/run and test/versions install them,
+# test/demo does not): Patroni and etcd for the Patroni test
+WP_TAP_PACKAGES="patroni etcd-server"
 sudo_cmd=()
 if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
 

@@ -159,8 +159,9 @@ note_recovery_state(bool standby, bool first)
 
 /*
  * worker_tick
- *		One pass of work: every instrument gets the tick, the controllers
- *		only outside recovery.
+ *		One pass of work: every instrument gets the tick, and so do the
+ *		pilots, told whether the server is a standby (there they only say
+ *		so); the max_wal_size pilot runs only outside recovery.
  */
 static void
 worker_tick(TimestampTz now)
@@ -177,11 +178,9 @@ worker_tick(TimestampTz now)
 	wp_checkpoints_worker_tick(now);
 	wp_flush_estimate_tick(now);
 	wp_probe_worker_tick(now, wp_pilot_trial_running());
+	wp_pilot_tick(now, standby);
 	if (!standby)
-	{
-		wp_pilot_tick(now);
 		wp_wal_size_pilot_tick(now);
-	}
 }
 
 /* The monotonic clock, in microseconds. */

@@ -180,6 +180,9 @@ typedef struct WpPilotRun
 static WpPilotRun runs[WP_NUM_PILOTS];
 static bool runs_ready = false;
 
+/* whether the last tick was on a standby (worker only) */
+static bool tick_standby = false;
+
 Size
 wp_pilot_shmem_size(void)
 {
@@ -860,10 +863,11 @@ finish_trial(WpPilotRun *r, TimestampTz now)
  *		configured value back when it had something else in force.  The
  *		knob's configured value (and pin) is read when a window closed;
  *		the rest at every tick, so a mode change acts at once also for a
- *		knob whose windows are minutes apart.
+ *		knob whose windows are minutes apart.  standby: the server is in
+ *		recovery, as the hub says.
  */
 static bool
-not_tuning(WpPilotRun *r, bool window_closed)
+not_tuning(WpPilotRun *r, bool window_closed, bool standby)
 {
 	char		why[WP_PILOT_REASON];
 
@@ -876,7 +880,7 @@ not_tuning(WpPilotRun *r, bool window_closed)
 	}
 	if (r->broken)
 		return true;
-	if (RecoveryInProgress())
+	if (standby)
 		strlcpy(why, "standby: no trials during recovery", sizeof(why));
 	else if (wp_mode != WP_MODE_TUNE)
 		snprintf(why, sizeof(why), "%s mode: walpilot.mode = '%s'",
@@ -1356,9 +1360,15 @@ take_hold_request(void)
  * wp_pilot_tick
  *		Worker tick: every pilot's per-tick hook, its stop conditions, and
  *		its controller step when its window closes.
+ *
+ * standby: the server is in recovery (the hub says so).  There no pilot
+ * measures a window or tries anything; each one only says why, in
+ * walpilot.pilots and walpilot.status.  At the first tick after a
+ * promotion every pilot reads its configured value again and starts a
+ * fresh window: what ran during recovery is no window of the primary.
  */
 void
-wp_pilot_tick(TimestampTz now)
+wp_pilot_tick(TimestampTz now, bool standby)
 {
 	int			i;
 
@@ -1366,6 +1376,35 @@ wp_pilot_tick(TimestampTz now)
 		return;
 	if (!runs_ready)
 		wp_pilot_worker_start();
+	if (standby)
+	{
+		for (i = 0; i < WP_NUM_PILOTS; i++)
+		{
+			WpPilotRun *r = &runs[i];
+			bool		was_stopped = r->stopped;
+			char		before[WP_PILOT_REASON];
+
+			strlcpy(before, r->reason, sizeof(before));
+			(void) not_tuning(r, false, true);
+			if (r->stopped != was_stopped || strcmp(before, r->reason) != 0)
+				publish(i);
+		}
+		tick_standby = true;
+		return;
+	}
+	if (tick_standby)
+	{
+		for (i = 0; i < WP_NUM_PILOTS; i++)
+		{
+			WpPilotRun *r = &runs[i];
+
+			r->pin_why[0] = '\0';
+			r->free_to_tune = r->def->configured(&r->configured, r->pin_why,
+												 sizeof(r->pin_why));
+			r->def->restart_window(now);
+		}
+		tick_standby = false;
+	}
 	take_hold_request();
 
 	for (i = 0; i < WP_NUM_PILOTS; i++)
@@ -1378,7 +1417,7 @@ wp_pilot_tick(TimestampTz now)
 		if (r->def->tick)
 			r->def->tick(now);
 		closed = r->def->window(now, w);
-		if (!not_tuning(r, closed))
+		if (!not_tuning(r, closed, false))
 		{
 			if (closed)
 				pilot_window(r, w, now);

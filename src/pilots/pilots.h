@@ -59,7 +59,7 @@ extern WP_VISIBLE void wp_gather_wakeup_counts(uint64 *sent,
 /*---- pilot.c: the generic controller; pilot_commit_delay.c its first table ----*/
 extern Size wp_pilot_shmem_size(void);
 extern void wp_pilot_shmem_init(void);
-extern void wp_pilot_tick(TimestampTz now);
+extern void wp_pilot_tick(TimestampTz now, bool standby);
 extern void wp_pilot_stop(const char *why);
 extern void wp_pilot_worker_start(void);
 extern void wp_pilot_request_revert(void);

@@ -66,6 +66,16 @@ is($pstate, 'idle', 'standby status: the pilot is idle');
 is($psetting, 'delay 0 us, siblings 5',
 	'standby status: pilot_setting is the configured setting');
 is($nocand, 't', 'standby status: no candidate on trial');
+# every pilot says why it does nothing: the server is a standby (not
+# "starting: no window measured yet", as if it waited for a window)
+is($standby->safe_psql('postgres', 'SELECT pilot_reason FROM walpilot.status'),
+	'standby: no trials during recovery', 'standby status: pilot_reason says it is a standby');
+is($standby->safe_psql('postgres', q{
+	SELECT string_agg(pilot || ': ' || state || ', ' || reason, E'\n' ORDER BY pilot)
+	  FROM walpilot.pilots}),
+	"checkpoint_flush_after: idle, standby: no trials during recovery\n"
+	  . "commit_delay: idle, standby: no trials during recovery",
+	'walpilot.pilots: every pilot is idle and says it is on a standby');
 
 # primary load, replayed, and three seconds the worker closed after it:
 # no trial, no decision, no setting change
@@ -112,6 +122,11 @@ like(slurp_file($standby->logfile), qr/walpilot worker: the server was promoted/
 	'the promotion is logged');
 is($standby->safe_psql('postgres', 'SELECT worker_starts FROM walpilot.status'),
 	'1', 'the same worker carries on after promotion');
+ok($standby->poll_query_until('postgres', q{
+	SELECT bool_and(reason NOT LIKE 'standby%') AND
+	       (SELECT pilot_reason NOT LIKE 'standby%' FROM walpilot.status)
+	  FROM walpilot.pilots}),
+	'after promotion no pilot says it is on a standby');
 
 $standby->stop;
 $primary->stop;

@@ -2,9 +2,11 @@
 # the nodes built on it: walpilot_node, emulated_node, server_settings_node),
 # nodes with walpilot preloaded on the storage emulator, the background
 # pgbench loads, the waits (poll_until, wait_until), building a small C
-# probe module, and the server settings tests' node (the DBA's own
-# postgresql.auto.conf), waits and checks of the DBA's files.  Every test
-# uses it with
+# probe module, the server settings tests' node (the DBA's own
+# postgresql.auto.conf), waits and checks of the DBA's files, and what a
+# test runs beside PostgreSQL::Test::Cluster (etcd, Patroni and the servers
+# Patroni starts: free_port, start_daemon, server_at).  Every test uses it
+# with
 #
 #	use FindBin;
 #	use lib $FindBin::Bin;
@@ -20,7 +22,10 @@ use strict;
 use warnings;
 use Exporter 'import';
 use File::Basename;
+use HTTP::Tiny;
 use IPC::Run;
+use JSON::PP;
+use POSIX ();
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -29,7 +34,8 @@ use Time::HiRes qw(time);
 our @EXPORT =
   qw(emulator_library emulator_shim new_node walpilot_node start_emulated
   emulated_node start_insert_load poll_until poll_for wait_until
-  wait_crash_restart build_probe_module reload_worker);
+  wait_crash_restart build_probe_module reload_worker free_port find_program
+  http_json start_daemon stop_daemons server_at);
 our @EXPORT_OK = qw(server_settings_node dba_auto_conf slurp_bytes start_load
   stop_load wait_for_trial_value checkpoint_runs_with dba_snapshot
   dba_append_conf dba_write_conf dba_conf_bytes dba_files_unchanged
@@ -468,5 +474,185 @@ sub reload_worker
 		$node->safe_psql('postgres', 'SELECT sample_interval_ms FROM walpilot.status') == $i;
 	});
 }
+
+#
+# Programs and servers a test runs outside PostgreSQL::Test::Cluster (etcd,
+# Patroni and the servers Patroni starts): free ports, programs in the
+# background stopped when the test exits (also when it dies), and a handle
+# with the Cluster methods the tests use for a server at a host and port.
+#
+
+# a free TCP port on 127.0.0.1, reserved for this test as a node's port is
+sub free_port
+{
+	return PostgreSQL::Test::Cluster::get_free_port();
+}
+
+# the path of program $name in PATH, undef when there is none
+sub find_program
+{
+	my ($name) = @_;
+	for my $dir (split /:/, $ENV{PATH} // '')
+	{
+		return "$dir/$name" if $dir ne '' && -f "$dir/$name" && -x _;
+	}
+	return undef;
+}
+
+# GET $url and decode its JSON body; undef when it cannot
+sub http_json
+{
+	my ($url) = @_;
+	my $res = HTTP::Tiny->new(timeout => 5)->get($url);
+	return undef unless $res->{success} || ($res->{status} // 0) == 503;
+	my $v = eval { JSON::PP::decode_json($res->{content}) };
+	return ref $v eq 'HASH' ? $v : undef;
+}
+
+# the programs start_daemon started, in order: { name, pid, group, after }
+my @daemons;
+
+# Start @$cmd in the background, its standard output and error appended to
+# $log, in a process group of its own.  It is stopped by stop_daemons or
+# when the test exits, whatever the way.  %opt:
+#	group => NAME	programs of one group stop together (their TERM sent
+#			at once): two Patroni nodes, whose leader must not fail
+#			over to the other while it stops
+#	after => SUB	run once it is stopped (a server it left behind)
+sub start_daemon
+{
+	my ($name, $log, $cmd, %opt) = @_;
+	my $pid = fork();
+	die "fork: $!" unless defined $pid;
+	if ($pid == 0)
+	{
+		setpgrp(0, 0);
+		open(STDIN, '<', '/dev/null');
+		open(STDOUT, '>>', $log) or POSIX::_exit(126);
+		open(STDERR, '>&', \*STDOUT) or POSIX::_exit(126);
+		exec(@$cmd) or POSIX::_exit(127);
+	}
+	push @daemons,
+	  { name => $name, pid => $pid, group => $opt{group} // $name,
+		after => $opt{after} };
+	note("started $name (pid $pid): @$cmd");
+	# a TERM or INT from the harness still runs the END blocks
+	$SIG{TERM} = $SIG{INT} = sub { die "killed by signal $_[0]\n" };
+	return $pid;
+}
+
+# Stop the named programs (all when none is named): TERM at once, KILL to
+# their process group after $daemon_stop_s seconds, then each one's after.
+my $daemon_stop_s = 60;
+
+sub stop_daemons
+{
+	my @names = @_;
+	my @stop = grep {
+		my $d = $_;
+		$d->{pid} && (!@names || grep { $_ eq $d->{name} } @names)
+	} @daemons;
+	kill 'TERM', $_->{pid} for @stop;
+	my $end = time() + $daemon_stop_s;
+	for my $d (@stop)
+	{
+		while (waitpid($d->{pid}, POSIX::WNOHANG()) == 0)
+		{
+			if (time() > $end)
+			{
+				kill 'KILL', -$d->{pid};
+				waitpid($d->{pid}, 0);
+				last;
+			}
+			select(undef, undef, undef, 0.2);
+		}
+		note("stopped $d->{name} (pid $d->{pid})");
+		$d->{pid} = 0;
+	}
+	$_->{after} && $_->{after}->() for @stop;
+	return;
+}
+
+# what is still running at exit stops, the last started first, one group
+# at a time; the test's exit status stays
+END
+{
+	my $status = $?;
+	for my $d (reverse @daemons)
+	{
+		next unless $d->{pid};
+		my $g = $d->{group};
+		stop_daemons(map { $_->{name} } grep { $_->{group} eq $g } @daemons);
+	}
+	$? = $status;
+}
+
+# A server this test did not make (Patroni's, say) at $host:$port, with
+# the PostgreSQL::Test::Cluster methods the helpers and tests use: name,
+# host, port, basedir (a directory of the test's for files such as a
+# pgbench script), connstr, psql, safe_psql, poll_query_until.
+sub server_at
+{
+	my ($name, $host, $port, $basedir) = @_;
+	return bless { name => $name, host => $host, port => $port,
+		basedir => $basedir }, 'WalpilotTest::Server';
+}
+
+package WalpilotTest::Server;
+
+use IPC::Run;
+use PostgreSQL::Test::Utils;
+
+sub name { return $_[0]{name}; }
+sub host { return $_[0]{host}; }
+sub port { return $_[0]{port}; }
+sub basedir { return $_[0]{basedir}; }
+
+sub connstr
+{
+	my ($self, $dbname) = @_;
+	return "host=$self->{host} port=$self->{port} dbname=" . ($dbname // 'postgres');
+}
+
+# ($rc, $stdout, $stderr) of $sql in psql; $rc is psql's exit status (2:
+# no connection, 3: an error)
+sub psql
+{
+	my ($self, $dbname, $sql) = @_;
+	my ($out, $err) = ('', '');
+	my $ok = eval {
+		IPC::Run::run(
+			[ 'psql', '-X', '-A', '-t', '-q', '-v', 'ON_ERROR_STOP=1',
+			  '-d', $self->connstr($dbname), '-f', '-' ],
+			'<', \$sql, '>', \$out, '2>', \$err,
+			IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
+		1;
+	};
+	my $rc = $ok ? $? >> 8 : 2;
+	$err .= $@ unless $ok;
+	$out =~ s/\r?\n$//;
+	return ($rc, $out, $err);
+}
+
+sub safe_psql
+{
+	my ($self, $dbname, $sql) = @_;
+	my ($rc, $out, $err) = $self->psql($dbname, $sql);
+	die "psql on $self->{name} failed (exit $rc): $err\nquery: $sql" if $rc != 0;
+	return $out;
+}
+
+# $query returns 't' within $PostgreSQL::Test::Utils::timeout_default
+# seconds; a failing connection is retried (the server may be restarting)
+sub poll_query_until
+{
+	my ($self, $dbname, $query) = @_;
+	return WalpilotTest::poll_loop(undef, sub {
+		my ($rc, $out) = $self->psql($dbname, $query);
+		return $rc == 0 && $out eq 't';
+	});
+}
+
+package WalpilotTest;
 
 1;
