@@ -334,10 +334,15 @@ advise_wal_buffers(List **rows, const WpSecond *tl, int ntl)
 	{
 		const WpSecond *s = &tl[i];
 
+		/*
+		 * pg_stat_wal's counts arrive when the backend publishes them, often
+		 * in a later second than the WAL they describe (a bulk load's at
+		 * its end, maybe in an idle second): count them in every second.
+		 */
+		full += (double) s->wal_buffers_full;
 		if (s->wal_bytes < XLOG_BLCKSZ)
 			continue;
 		secs++;
-		full += (double) s->wal_buffers_full;
 		bytes += (double) s->wal_bytes;
 		commits += (double) s->commits;
 		peak = Max(peak, (double) s->wal_bytes);

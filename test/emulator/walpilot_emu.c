@@ -30,7 +30,9 @@
  *    waits for it: that is how checkpoints hurt commits.
  *  - real_sync=1 (default): the real fsync/fdatasync/sync_file_range is still
  *    issued (data stays durable); the caller returns at the later of the real
- *    call's end and the emulated slot's end.  real_sync=0 skips real flushes.
+ *    call's end and the emulated slot's end.  real_sync=0 skips real flushes
+ *    and opens O_DSYNC/O_SYNC files without those flags (their cost is
+ *    still emulated).
  *
  * Safety: if WALPILOT_STORAGE is unset/off or the shared file can't be set
  * up, every call is passed through unchanged (one message on stderr).
@@ -953,10 +955,25 @@ do_sync(int fd, int data_only)
 }
 
 /* ---- interposed functions ---- */
+
+/*
+ * The flags the real open gets: with real_sync=0 a synchronous write must
+ * not wait for the real disk either (a busy shared disk would otherwise
+ * make O_DSYNC writes slow while fdatasync stays emulated), so O_DSYNC and
+ * O_SYNC are dropped; track_fd still sees them and emulates their cost.
+ */
+static int
+real_open_flags(const char *path, int flags)
+{
+	if (!emu_on || cfg_real_sync || (path && cfg_pass[0] && strstr(path, cfg_pass)))
+		return flags;
+	return flags & ~(O_DSYNC | O_SYNC);
+}
+
 static int
 open_common(int (*fn)(const char *, int, ...), const char *path, int flags, mode_t mode)
 {
-	int fd = fn(path, flags, mode);
+	int fd = fn(path, real_open_flags(path, flags), mode);
 	if (emu_on && fd >= 0)
 		track_fd(fd, path, flags);
 	return fd;
@@ -965,7 +982,7 @@ open_common(int (*fn)(const char *, int, ...), const char *path, int flags, mode
 static int
 openat_common(int (*fn)(int, const char *, int, ...), int dirfd, const char *path, int flags, mode_t mode)
 {
-	int fd = fn(dirfd, path, flags, mode);
+	int fd = fn(dirfd, path, real_open_flags(path, flags), mode);
 	if (emu_on && fd >= 0)
 		track_fd(fd, path, flags);
 	return fd;
