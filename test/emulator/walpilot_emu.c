@@ -412,6 +412,13 @@ discard_dirty(int s)
 		atomic_fetch_add(&shm->bytes_discarded, take_file((uint32_t) s));
 }
 
+/* pass=SUBSTR: such files stay on the real disk, unemulated */
+static int
+passed_through(const char *path)
+{
+	return path && cfg_pass[0] && strstr(path, cfg_pass) != NULL;
+}
+
 static void
 track_fd(int fd, const char *path, int flags)
 {
@@ -422,7 +429,7 @@ track_fd(int fd, const char *path, int flags)
 	if (!emu_on || fd < 0 || fd >= FD_MAX)
 		return;
 	fdinfo[fd] = 0;
-	if (path && cfg_pass[0] && strstr(path, cfg_pass))
+	if (passed_through(path))
 	{
 		fdinfo[fd] = FDF_PASS;
 		return;
@@ -965,7 +972,7 @@ do_sync(int fd, int data_only)
 static int
 real_open_flags(const char *path, int flags)
 {
-	if (!emu_on || cfg_real_sync || (path && cfg_pass[0] && strstr(path, cfg_pass)))
+	if (!emu_on || cfg_real_sync || passed_through(path))
 		return flags;
 	return flags & ~(O_DSYNC | O_SYNC);
 }
