@@ -436,7 +436,8 @@ CREATE FUNCTION walpilot.timeline_data_0_2(
     OUT groups_count_reached bigint,
     OUT groups_delay_expired bigint,
     OUT groups_woken_early bigint,
-    OUT groups_no_delay bigint)
+    OUT groups_no_delay bigint,
+    OUT standby_wait_share double precision)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'walpilot_timeline_data'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
@@ -494,3 +495,30 @@ REVOKE ALL ON FUNCTION walpilot.commit_groups_data() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION walpilot.commit_groups_data() TO pg_monitor;
 REVOKE ALL ON walpilot.commit_groups FROM PUBLIC;
 GRANT SELECT ON walpilot.commit_groups TO pg_monitor;
+
+--
+-- commit_phases: where durable commits' time went, since reset
+--
+CREATE FUNCTION walpilot.commit_phases_data(
+    OUT phase text,
+    OUT commits bigint,
+    OUT total_us bigint,
+    OUT p50_us bigint,
+    OUT p99_us bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'walpilot_commit_phases_data'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION walpilot.commit_phases_data() IS
+    'the function behind walpilot.commit_phases';
+
+CREATE VIEW walpilot.commit_phases AS
+    SELECT * FROM walpilot.commit_phases_data();
+
+COMMENT ON VIEW walpilot.commit_phases IS
+    'durable commits since reset split by phase: commit_delay (the flush leader''s sleep), wal_flush (insert, WALWriteLock, local WAL write and flush), standby_wait (the synchronous standby''s lag at the commit''s synchronous_commit level): commits that had the phase, its total, p50 and p99 in microseconds';
+
+REVOKE ALL ON FUNCTION walpilot.commit_phases_data() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION walpilot.commit_phases_data() TO pg_monitor;
+REVOKE ALL ON walpilot.commit_phases FROM PUBLIC;
+GRANT SELECT ON walpilot.commit_phases TO pg_monitor;

@@ -215,6 +215,21 @@ extern void wp_wal_counters(WpWalCounters *c);
 #define WP_ASYNC_COMMIT_WAKES_WALWRITER "per filled WAL page"
 #endif
 
+/*
+ * Whether synchronous_standby_names names a standby, as SyncRepWaitForLSN
+ * tests it without a lock (the checkpointer publishes it): a bit of
+ * sync_standbys_status in the minor releases from spring 2025 on (15.13,
+ * 17.5, 18), a flag before.  Headers of walsender_private.h decide.
+ */
+#ifdef SYNC_STANDBY_DEFINED
+#define wp_sync_standbys_defined() \
+	((((volatile WalSndCtlData *) WalSndCtl)->sync_standbys_status & \
+	  SYNC_STANDBY_DEFINED) != 0)
+#else
+#define wp_sync_standbys_defined() \
+	(((volatile WalSndCtlData *) WalSndCtl)->sync_standbys_defined)
+#endif
+
 /* The view those WAL write and sync counts are in. */
 #if PG_VERSION_NUM >= 180000
 #define WP_WAL_IO_VIEW	"pg_stat_io"

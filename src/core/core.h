@@ -85,7 +85,8 @@ extern void wp_require_shared_state(void);
 /*
  * What one top-level commit is, handed to every commit-path observer.
  * Filled at PRE_COMMIT (has_xid, durable); commit timing adds start, end
- * and led_flush at COMMIT, before the observers after it run.
+ * and led_flush at COMMIT, and commit groups the leader's sleep, before
+ * the observers after them run.
  */
 typedef struct WpCommitContext
 {
@@ -94,6 +95,7 @@ typedef struct WpCommitContext
 	uint64		start_us;		/* monotonic clock (instr_time), us: PRE_COMMIT */
 	uint64		end_us;			/* ... and just after the flush; 0: untimed */
 	bool		led_flush;		/* this backend did the WAL sync */
+	uint64		slept_us;		/* COMMIT: the leader's commit_delay sleep */
 } WpCommitContext;
 
 /*---- histogram.c ----*/

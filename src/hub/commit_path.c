@@ -13,8 +13,9 @@
  *				commit groups (notes the delay the flush will run with)
  *	COMMIT		commit timing (takes the end stamp first: nothing else
  *				belongs in the timed window; sets end and led_flush),
- *				commit groups (why the flush closed), the gather (reuses
- *				the end stamp)
+ *				commit groups (why the flush closed; sets the leader's
+ *				sleep), commit phases (splits the commit's time), the
+ *				gather (reuses the end stamp)
  *	ABORT		commit timing, commit groups, the gather
  *
  * and, after all of them, at COMMIT only: a DROP EXTENSION walpilot this
@@ -30,7 +31,7 @@
  * commit of the transaction that runs it.
  *
  * Observers are peers: none calls another, and each reads only the
- * context.  Parallel workers get the PARALLEL_* events and are ignored.
+ * context (commit timing and commit groups add to it at COMMIT).  Parallel workers get the PARALLEL_* events and are ignored.
  * Nothing here takes a lock or can raise an error; the one allocation is
  * smgrGetPendingDeletes' array, for a non-durable commit that drops
  * relations.
@@ -157,6 +158,7 @@ wp_commit_path_callback(XactEvent event, void *arg)
 		case XACT_EVENT_COMMIT:
 			wp_commit_timing_commit(&commit_ctx);
 			wp_commit_groups_commit(&commit_ctx);
+			wp_commit_phases_commit(&commit_ctx);
 			wp_gather_end(&commit_ctx);
 			memset(&commit_ctx, 0, sizeof(WpCommitContext));
 			if (drop_subid != InvalidSubTransactionId)

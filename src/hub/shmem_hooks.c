@@ -34,6 +34,7 @@ wp_shmem_size(void)
 	size = add_size(size, wp_timeline_shmem_size());
 	size = add_size(size, wp_commit_timing_shmem_size());
 	size = add_size(size, wp_commit_groups_shmem_size());
+	size = add_size(size, wp_commit_phases_shmem_size());
 	size = add_size(size, wp_checkpoints_shmem_size());
 	size = add_size(size, wp_probe_shmem_size());
 	size = add_size(size, wp_flush_estimate_shmem_size());
@@ -79,6 +80,7 @@ wp_shmem_startup(void)
 	wp_checkpoints_shmem_init();
 	wp_commit_timing_shmem_init();
 	wp_commit_groups_shmem_init();
+	wp_commit_phases_shmem_init();
 	wp_sampler_shmem_init();
 	wp_timeline_shmem_init();
 	LWLockRelease(AddinShmemInitLock);

@@ -247,11 +247,12 @@ classify_flush(const WpCommitContext *ctx, uint64 *wait_us)
 /*
  * wp_commit_groups_commit
  *		Commit-path observer at COMMIT, after commit timing (which set
- *		end_us and led_flush): a leader files its flush, a follower adds
- *		itself to the group last published.
+ *		end_us and led_flush): a leader files its flush and gives its sleep
+ *		to the observers after it (slept_us), a follower adds itself to the
+ *		group last published.
  */
 void
-wp_commit_groups_commit(const WpCommitContext *ctx)
+wp_commit_groups_commit(WpCommitContext *ctx)
 {
 	WpGroupSlot *s;
 	int			r;
@@ -269,6 +270,7 @@ wp_commit_groups_commit(const WpCommitContext *ctx)
 		uint64		wait_us;
 
 		r = classify_flush(ctx, &wait_us);
+		ctx->slept_us = wait_us;
 		own_add(&s->commits[r], 1);
 		own_add(&s->wait_us[r], wait_us);
 		/* last, so a reader that sees the group also sees its parts */

@@ -41,13 +41,40 @@ typedef struct WpGroupTotals
 extern Size wp_commit_groups_shmem_size(void);
 extern void wp_commit_groups_shmem_init(void);
 extern void wp_commit_groups_pre_commit(const WpCommitContext *ctx);
-extern void wp_commit_groups_commit(const WpCommitContext *ctx);
+extern void wp_commit_groups_commit(WpCommitContext *ctx);
 extern void wp_commit_groups_abort(void);
 extern void wp_commit_groups_note_wakeup(bool group_complete);
 extern void wp_commit_groups_totals(WpGroupTotals *out);
 extern void wp_commit_groups_reset(void);
 extern void wp_commit_groups_take(uint32 *groups);
 extern const char *wp_commit_group_reason_name(int reason);
+
+/*---- commit_phases.c ----*/
+
+/* The phases a durable commit's time is split into, in view order. */
+typedef enum WpCommitPhase
+{
+	WP_PHASE_COMMIT_DELAY,		/* the flush leader's commit_delay sleep */
+	WP_PHASE_WAL_FLUSH,			/* insert, WALWriteLock, local write+flush */
+	WP_PHASE_STANDBY_WAIT,		/* the synchronous standby's lag */
+	WP_PHASE_COUNT
+} WpCommitPhase;
+
+/* Cumulative per-phase counters (since start, or since reset). */
+typedef struct WpPhaseTotals
+{
+	uint64		commits[WP_PHASE_COUNT];	/* commits that had the phase */
+	uint64		sum_us[WP_PHASE_COUNT];
+	uint64		hist[WP_PHASE_COUNT][WP_HIST_BUCKETS];
+} WpPhaseTotals;
+
+extern Size wp_commit_phases_shmem_size(void);
+extern void wp_commit_phases_shmem_init(void);
+extern void wp_commit_phases_commit(const WpCommitContext *ctx);
+extern void wp_commit_phases_totals(WpPhaseTotals *out);
+extern void wp_commit_phases_reset(void);
+extern void wp_commit_phases_take(uint64 *sum_us);
+extern const char *wp_commit_phase_name(int phase);
 
 /*---- commit_timing.c ----*/
 
@@ -131,6 +158,8 @@ typedef struct WpSecond
 	bool		checkpoint_started; /* redo pointer moved in this second */
 	uint32		groups[WP_GROUP_NUM_REASONS];	/* commit-led flushes by
 												 * why their group closed */
+	uint64		commit_time_us; /* durable commits' time, all phases */
+	uint64		standby_wait_us;	/* ... of it waiting for a standby */
 } WpSecond;
 
 extern Size wp_sampler_shmem_size(void);

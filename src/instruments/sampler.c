@@ -609,6 +609,7 @@ static void
 fill_commit_and_wal(WpSecond *sec)
 {
 	WpCommitSecond cs;
+	uint64		phase_us[WP_PHASE_COUNT];
 	WpWalCounters w;
 	XLogRecPtr	insert;
 	XLogRecPtr	redo;
@@ -618,6 +619,10 @@ fill_commit_and_wal(WpSecond *sec)
 	sec->async_commits = cs.async;
 	sec->commit_flushes = cs.led_flush;
 	wp_commit_groups_take(sec->groups);
+	wp_commit_phases_take(phase_us);
+	sec->standby_wait_us = phase_us[WP_PHASE_STANDBY_WAIT];
+	sec->commit_time_us = phase_us[WP_PHASE_COMMIT_DELAY] +
+		phase_us[WP_PHASE_WAL_FLUSH] + phase_us[WP_PHASE_STANDBY_WAIT];
 	sec->commit_p50_us = (uint32)
 		wp_hist_percentile(cs.hist, cs.durable, 0.50, cs.max_us);
 	sec->commit_p95_us = (uint32)

@@ -144,6 +144,7 @@ reset_all(void)
 
 	wp_commit_timing_reset();
 	wp_commit_groups_reset();
+	wp_commit_phases_reset();
 	wp_sampler_reset();
 	wp_timeline_reset();
 }

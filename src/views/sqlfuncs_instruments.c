@@ -2,8 +2,8 @@
  *
  * sqlfuncs_instruments.c
  *		SQL-callable functions behind walpilot.wait_profile,
- *		walpilot.commit_latency, walpilot.timeline and
- *		walpilot.commit_groups.
+ *		walpilot.commit_latency, walpilot.timeline,
+ *		walpilot.commit_groups and walpilot.commit_phases.
  *
  * Same rules as sqlfuncs.c: copy from shared memory (under the walpilot
  * lock only for multi-word state), release, then form tuples.
@@ -27,13 +27,18 @@ PG_FUNCTION_INFO_V1(walpilot_wait_profile_data);
 PG_FUNCTION_INFO_V1(walpilot_commit_latency_data);
 PG_FUNCTION_INFO_V1(walpilot_timeline_data);
 PG_FUNCTION_INFO_V1(walpilot_commit_groups_data);
+PG_FUNCTION_INFO_V1(walpilot_commit_phases_data);
 
 #define WP_PROFILE_COLS		6
 #define WP_LATENCY_COLS		3
-/* 0.1 declared the first 28 timeline columns; 0.2 adds the group reasons */
+/*
+ * 0.1 declared the first 28 timeline columns; 0.2 adds the group reasons
+ * and the standby wait share.
+ */
 #define WP_TIMELINE_COLS_0_1	28
-#define WP_TIMELINE_COLS	(WP_TIMELINE_COLS_0_1 + WP_GROUP_NUM_REASONS)
+#define WP_TIMELINE_COLS	(WP_TIMELINE_COLS_0_1 + WP_GROUP_NUM_REASONS + 1)
 #define WP_GROUPS_COLS		5
+#define WP_PHASES_COLS		5
 
 /* qsort: most samples first, then by name for a stable order */
 static int
@@ -233,6 +238,14 @@ walpilot_timeline_data(PG_FUNCTION_ARGS)
 			else
 				nulls[c++] = true;
 		}
+		if (c < ncols)
+		{
+			if (s->commit_time_us > 0)
+				values[c++] = Float8GetDatum((double) s->standby_wait_us /
+											 (double) s->commit_time_us);
+			else
+				nulls[c++] = true;
+		}
 		Assert(c == ncols);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
@@ -309,5 +322,50 @@ walpilot_commit_groups_data(PG_FUNCTION_ARGS)
 		}
 	}
 	pfree(t);
+	return (Datum) 0;
+}
+
+/*
+ * walpilot_commit_phases_data
+ *		One row per phase of a durable commit (commit_delay, wal_flush,
+ *		standby_wait), since reset.  A phase no commit went through has 0
+ *		commits and NULL percentiles.  Counters are copied first; rows are
+ *		formed with no lock held.
+ */
+Datum
+walpilot_commit_phases_data(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	WpPhaseTotals *t;
+	int			p;
+
+	wp_require_shared_state();
+	wp_init_materialized_srf(fcinfo);
+
+	t = palloc(sizeof(WpPhaseTotals));
+	wp_commit_phases_totals(t);
+	for (p = 0; p < WP_PHASE_COUNT; p++)
+	{
+		Datum		values[WP_PHASES_COLS];
+		bool		nulls[WP_PHASES_COLS];
+
+		memset(nulls, 0, sizeof(nulls));
+		values[0] = CStringGetTextDatum(wp_commit_phase_name(p));
+		values[1] = Int64GetDatum((int64) t->commits[p]);
+		values[2] = Int64GetDatum((int64) t->sum_us[p]);
+		if (t->commits[p] == 0)
+		{
+			nulls[3] = true;
+			nulls[4] = true;
+		}
+		else
+		{
+			values[3] = Int64GetDatum((int64)
+									  wp_hist_percentile(t->hist[p], t->commits[p], 0.50, 0));
+			values[4] = Int64GetDatum((int64)
+									  wp_hist_percentile(t->hist[p], t->commits[p], 0.99, 0));
+		}
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
 	return (Datum) 0;
 }

@@ -1,0 +1,428 @@
+/*-------------------------------------------------------------------------
+ *
+ * commit_phases.c
+ *		Where each durable commit's time went: the commit delay, the local
+ *		WAL flush, the wait for a synchronous standby.
+ *
+ * An observer of the commit path (commit_path.c), at COMMIT after commit
+ * timing (the commit's whole time, PRE_COMMIT to after the standby's
+ * acknowledgement) and commit groups (the flush leader's own sleep in
+ * commit_delay).  PostgreSQL stamps none of the three phases, so each
+ * commit's time T is split as
+ *
+ *	standby_wait	S: the synchronous standby's lag at this commit's
+ *					synchronous_commit level (pg_stat_replication's
+ *					write_lag, flush_lag or replay_lag) as its WAL sender
+ *					published it when it released the waiters: the time
+ *					from the WAL sender sending the flushed WAL to the
+ *					standby's reply.  For several synchronous standbys, the
+ *					one the commit waited for: the slowest of the first
+ *					num_sync by priority (FIRST), the num_sync-th fastest
+ *					(ANY).  Capped at T.
+ *	commit_delay	D: the leader's sleep in commit_delay (commit groups).
+ *					Followers queued behind a sleeping leader wait on
+ *					WALWriteLock and show no sleep of their own.
+ *	wal_flush		T - S - D: the commit record's insert, the wait for
+ *					WALWriteLock, the local WAL write and flush, the clog
+ *					update.
+ *
+ * The standby's lag is the one estimate.  It leaves out the WAL sender's
+ * and the backend's wake-ups (tens of microseconds); a commit released by
+ * a reply whose lag the WAL sender could not compute is split with the
+ * previous reply's lag; and a WAL sender clears its lags when its standby
+ * has replayed everything in two replies running, so a commit released
+ * then counts a standby wait of 0 (the standby was keeping up: its real
+ * wait is a round trip).  A commit waits for a standby when
+ * synchronous_commit is above local and synchronous_standby_names names
+ * one (SyncRepWaitForLSN's test); while no synchronous standby streams,
+ * the whole commit but the leader's sleep is standby_wait (commits then
+ * wait until one connects).
+ *
+ * Same rules as commit timing: one padded slot per PGPROC, written only by
+ * its backend (plain loads and stores), summed by readers; nothing here
+ * takes a lock, allocates or can fail.  The WAL senders' lags are 8-byte
+ * fields read without their spinlock, as single copies (a torn read is
+ * impossible where PostgreSQL promises 8-byte single-copy atomicity; the
+ * build refuses other platforms).
+ *
+ * IDENTIFICATION
+ *	  src/instruments/commit_phases.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "miscadmin.h"
+#include "replication/syncrep.h"
+#include "replication/walsender.h"
+#include "replication/walsender_private.h"
+#include "storage/shmem.h"
+#include "utils/memutils.h"
+
+#include "instruments.h"
+
+#ifndef PG_HAVE_8BYTE_SINGLE_COPY_ATOMICITY
+#error "commit_phases.c reads WAL senders' 8-byte lags without their spinlock"
+#endif
+
+/* Synchronous standbys considered per commit, at most. */
+#define WP_MAX_SYNC_CANDIDATES	32
+
+typedef struct WpPhaseCounters
+{
+	pg_atomic_uint64 commits;
+	pg_atomic_uint64 sum_us;
+	pg_atomic_uint64 hist[WP_HIST_BUCKETS];
+} WpPhaseCounters;
+
+/* One backend's counters; one writer (the owner). */
+typedef struct WpPhaseSlot
+{
+	WpPhaseCounters phase[WP_PHASE_COUNT];
+} WpPhaseSlot;
+
+#define WP_PHASE_SLOT_STRIDE	TYPEALIGN(PG_CACHE_LINE_SIZE, sizeof(WpPhaseSlot))
+
+typedef struct WpPhasesShared
+{
+	int			nslots;
+	WpPhaseTotals baseline;		/* at the last reset; wp_shared->lock */
+} WpPhasesShared;
+
+static WpPhasesShared *phases_shared = NULL;
+static char *phase_slots = NULL;
+
+/* Worker-local copy of each slot's phase sums, for per-second deltas. */
+static uint64 (*seen)[WP_PHASE_COUNT] = NULL;
+
+static const char *const phase_names[WP_PHASE_COUNT] = {
+	"commit_delay",
+	"wal_flush",
+	"standby_wait",
+};
+
+static inline WpPhaseSlot *
+phase_slot(int i)
+{
+	return (WpPhaseSlot *) (phase_slots + (Size) i * WP_PHASE_SLOT_STRIDE);
+}
+
+/* One writer: a plain load and store, no locked instruction. */
+static inline void
+own_add(pg_atomic_uint64 *c, uint64 n)
+{
+	pg_atomic_write_u64(c, pg_atomic_read_u64(c) + n);
+}
+
+const char *
+wp_commit_phase_name(int phase)
+{
+	Assert(phase >= 0 && phase < WP_PHASE_COUNT);
+	return phase_names[phase];
+}
+
+Size
+wp_commit_phases_shmem_size(void)
+{
+	return add_size(CACHELINEALIGN(sizeof(WpPhasesShared)),
+					mul_size(wp_max_procs(), WP_PHASE_SLOT_STRIDE));
+}
+
+/*
+ * wp_commit_phases_shmem_init
+ *		Create or attach the region; caller holds AddinShmemInitLock.
+ */
+void
+wp_commit_phases_shmem_init(void)
+{
+	bool		found;
+	char	   *base;
+
+	base = ShmemInitStruct("walpilot commit phases",
+						   wp_commit_phases_shmem_size(), &found);
+	phases_shared = (WpPhasesShared *) base;
+	phase_slots = base + CACHELINEALIGN(sizeof(WpPhasesShared));
+	if (!found)
+	{
+		int			i,
+					p,
+					b;
+
+		memset(phases_shared, 0, sizeof(WpPhasesShared));
+		phases_shared->nslots = wp_max_procs();
+		for (i = 0; i < phases_shared->nslots; i++)
+		{
+			WpPhaseSlot *s = phase_slot(i);
+
+			for (p = 0; p < WP_PHASE_COUNT; p++)
+			{
+				pg_atomic_init_u64(&s->phase[p].commits, 0);
+				pg_atomic_init_u64(&s->phase[p].sum_us, 0);
+				for (b = 0; b < WP_HIST_BUCKETS; b++)
+					pg_atomic_init_u64(&s->phase[p].hist[b], 0);
+			}
+		}
+	}
+}
+
+/* A WAL sender's published lag for a synchronous_commit level; 0: none. */
+static int64
+sender_lag(volatile WalSnd *walsnd, int level)
+{
+	int64		lag;
+
+	switch (level)
+	{
+		case SYNCHRONOUS_COMMIT_REMOTE_WRITE:
+			lag = walsnd->writeLag;
+			break;
+		case SYNCHRONOUS_COMMIT_REMOTE_APPLY:
+			lag = walsnd->applyLag;
+			break;
+		default:
+			lag = walsnd->flushLag;
+			break;
+	}
+	return Max(lag, 0);
+}
+
+/*
+ * standby_lag_us
+ *		The lag of the standby a commit at synchronous_commit level waits
+ *		for, as the WAL senders last published it; -1 when no synchronous
+ *		standby streams.
+ *		Mirrors SyncRepGetSyncRecPtr's choice over the WAL senders that
+ *		SyncRepGetCandidateStandbys would take, without its lock.
+ */
+static int64
+standby_lag_us(int level)
+{
+	int64		lag[WP_MAX_SYNC_CANDIDATES];
+	int			prio[WP_MAX_SYNC_CANDIDATES];
+	int			n = 0;
+	int			num_sync;
+	int			i,
+				j;
+	int64		result = -1;
+
+	if (SyncRepConfig == NULL || WalSndCtl == NULL)
+		return -1;
+	num_sync = Max(SyncRepConfig->num_sync, 1);
+
+	for (i = 0; i < max_wal_senders && n < WP_MAX_SYNC_CANDIDATES; i++)
+	{
+		volatile WalSnd *walsnd = &WalSndCtl->walsnds[i];
+		int			p;
+		int64		l;
+
+		if (walsnd->pid == 0 || (walsnd->state != WALSNDSTATE_STREAMING &&
+								 walsnd->state != WALSNDSTATE_STOPPING))
+			continue;
+		p = walsnd->sync_standby_priority;
+		l = sender_lag(walsnd, level);
+		if (p <= 0)
+			continue;
+		/* insertion: by priority (FIRST) or by lag (ANY), ascending */
+		for (j = n; j > 0; j--)
+		{
+			bool		before = (SyncRepConfig->syncrep_method ==
+								  SYNC_REP_PRIORITY) ?
+				p < prio[j - 1] : l < lag[j - 1];
+
+			if (!before)
+				break;
+			lag[j] = lag[j - 1];
+			prio[j] = prio[j - 1];
+		}
+		lag[j] = l;
+		prio[j] = p;
+		n++;
+	}
+	if (n == 0)
+		return -1;
+	/* fewer streaming than num_sync: the commit waits for all of them */
+	num_sync = Min(num_sync, n);
+	if (SyncRepConfig->syncrep_method == SYNC_REP_PRIORITY)
+	{
+		for (i = 0; i < num_sync; i++)
+			result = Max(result, lag[i]);
+	}
+	else
+		result = lag[num_sync - 1];
+	return result;
+}
+
+static void
+record_phase(WpPhaseSlot *s, int phase, uint64 us)
+{
+	WpPhaseCounters *c = &s->phase[phase];
+
+	own_add(&c->hist[wp_hist_bucket(us)], 1);
+	own_add(&c->sum_us, us);
+	/* last, so a reader that sees the count also sees the bucket */
+	pg_write_barrier();
+	own_add(&c->commits, 1);
+}
+
+/*
+ * wp_commit_phases_commit
+ *		Commit-path observer at COMMIT, after commit timing and commit
+ *		groups: split a timed durable commit into its phases.
+ */
+void
+wp_commit_phases_commit(const WpCommitContext *ctx)
+{
+	WpPhaseSlot *s;
+	uint64		total;
+	uint64		delay;
+	uint64		standby = 0;
+	bool		waited;
+
+	if (phase_slots == NULL || MyProc == NULL || !ctx->durable ||
+		ctx->end_us == 0)
+		return;
+	total = ctx->end_us > ctx->start_us ? ctx->end_us - ctx->start_us : 0;
+	delay = Min(ctx->slept_us, total);
+
+	waited = SyncRepRequested() && WalSndCtl != NULL &&
+		wp_sync_standbys_defined();
+	if (waited)
+	{
+		int64		lag = standby_lag_us(synchronous_commit);
+
+		standby = (lag < 0) ? total - delay : Min((uint64) lag, total - delay);
+	}
+
+	s = phase_slot(wp_my_proc_number());
+	if (delay > 0)
+		record_phase(s, WP_PHASE_COMMIT_DELAY, delay);
+	record_phase(s, WP_PHASE_WAL_FLUSH, total - delay - standby);
+	if (waited)
+		record_phase(s, WP_PHASE_STANDBY_WAIT, standby);
+}
+
+/*
+ * phases_raw
+ *		Every slot's counters summed, since shared memory was created.  No
+ *		lock: each counter is read atomically; commits finishing meanwhile
+ *		may tear the set.
+ */
+static void
+phases_raw(WpPhaseTotals *out)
+{
+	int			i,
+				p,
+				b;
+
+	memset(out, 0, sizeof(WpPhaseTotals));
+	if (phases_shared == NULL)
+		return;
+	for (i = 0; i < phases_shared->nslots; i++)
+	{
+		WpPhaseSlot *s = phase_slot(i);
+
+		for (p = 0; p < WP_PHASE_COUNT; p++)
+		{
+			uint64		n = pg_atomic_read_u64(&s->phase[p].commits);
+
+			if (n == 0)
+				continue;
+			pg_read_barrier();
+			out->commits[p] += n;
+			out->sum_us[p] += pg_atomic_read_u64(&s->phase[p].sum_us);
+			for (b = 0; b < WP_HIST_BUCKETS; b++)
+				out->hist[p][b] += pg_atomic_read_u64(&s->phase[p].hist[b]);
+		}
+	}
+}
+
+/*
+ * wp_commit_phases_totals
+ *		Counters since the last walpilot.reset().  Takes wp_shared->lock
+ *		briefly (shared) to copy the baseline; never in the commit path.
+ */
+void
+wp_commit_phases_totals(WpPhaseTotals *out)
+{
+	WpPhaseTotals *base;
+	int			p,
+				b;
+
+	phases_raw(out);
+	if (phases_shared == NULL)
+		return;
+	base = palloc(sizeof(WpPhaseTotals));
+	LWLockAcquire(wp_shared->lock, LW_SHARED);
+	memcpy(base, &phases_shared->baseline, sizeof(WpPhaseTotals));
+	LWLockRelease(wp_shared->lock);
+
+#define WP_SUB(f) (out->f = (out->f > base->f) ? out->f - base->f : 0)
+	for (p = 0; p < WP_PHASE_COUNT; p++)
+	{
+		WP_SUB(commits[p]);
+		WP_SUB(sum_us[p]);
+		for (b = 0; b < WP_HIST_BUCKETS; b++)
+			WP_SUB(hist[p][b]);
+	}
+#undef WP_SUB
+	pfree(base);
+}
+
+/*
+ * wp_commit_phases_reset
+ *		walpilot.reset(): make the current sums the new zero.
+ */
+void
+wp_commit_phases_reset(void)
+{
+	WpPhaseTotals *now;
+
+	if (phases_shared == NULL)
+		return;
+	now = palloc(sizeof(WpPhaseTotals));
+	phases_raw(now);
+	LWLockAcquire(wp_shared->lock, LW_EXCLUSIVE);
+	memcpy(&phases_shared->baseline, now, sizeof(WpPhaseTotals));
+	LWLockRelease(wp_shared->lock);
+	pfree(now);
+}
+
+/*
+ * wp_commit_phases_take
+ *		Worker only: microseconds per phase since the previous call (zeros
+ *		at the first), for the timeline.  Keeps a private copy of every
+ *		slot's sums.
+ */
+void
+wp_commit_phases_take(uint64 *sum_us)
+{
+	bool		priming = false;
+	int			i,
+				p;
+
+	memset(sum_us, 0, sizeof(uint64) * WP_PHASE_COUNT);
+	if (phases_shared == NULL)
+		return;
+	if (seen == NULL)
+	{
+		seen = MemoryContextAllocZero(TopMemoryContext,
+									  sizeof(*seen) * phases_shared->nslots);
+		priming = true;
+	}
+	for (i = 0; i < phases_shared->nslots; i++)
+	{
+		WpPhaseSlot *s = phase_slot(i);
+
+		for (p = 0; p < WP_PHASE_COUNT; p++)
+		{
+			uint64		v = pg_atomic_read_u64(&s->phase[p].sum_us);
+
+			if (v == seen[i][p])
+				continue;
+			if (!priming)
+				sum_us[p] += v - seen[i][p];
+			seen[i][p] = v;
+		}
+	}
+}

@@ -1,0 +1,133 @@
+# walpilot.commit_phases under synchronous replication, on the storage
+# emulator: with the standby's disk slow and the primary's fast, most of a
+# commit's time is standby_wait; with the primary's disk slow and the
+# standby's fast, most of it is wal_flush.  The timeline's
+# standby_wait_share says the same per second, and a commit that does not
+# wait for the standby (synchronous_commit = local) is in no standby_wait
+# row.  The bounds are wide: an 8 ms flush against a 0.3 ms one.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use FindBin;
+use lib $FindBin::Bin;
+use WalpilotTest;
+
+emulator_shim();
+
+my $fast = 'flush_us=300,real_sync=0';
+my $slow = 'flush_us=8000,real_sync=0';
+
+# observe: the pilot must not change commit_delay under the measurement
+my $primary = walpilot_node('primary', q{
+walpilot.mode = 'observe'
+max_connections = 40
+}, init => { allows_streaming => 1 });
+start_emulated($primary, $fast);
+$primary->safe_psql('postgres',
+	'CREATE EXTENSION walpilot; CREATE TABLE t (id bigserial, v int)');
+$primary->backup('b');
+my $standby = new_node('standby', backup => [ $primary, 'b', has_streaming => 1 ]);
+start_emulated($standby, $slow);
+$primary->append_conf('postgresql.conf', "synchronous_standby_names = '*'\n");
+$primary->reload;
+ok(poll_for($primary,
+		q{SELECT count(*) = 1 FROM pg_stat_replication WHERE sync_state = 'sync'}),
+	'the standby is synchronous');
+
+# the phases after $secs seconds of 8 clients, since a reset
+sub phases_under_load
+{
+	my ($secs) = @_;
+	$primary->safe_psql('postgres', 'SELECT walpilot.reset()');
+	my $load = start_insert_load($primary, 8, $secs);
+	$load->finish;
+	my %p;
+	for my $row (split /\n/, $primary->safe_psql('postgres',
+			q{SELECT phase, commits, total_us, coalesce(p50_us, -1)
+			    FROM walpilot.commit_phases}))
+	{
+		my ($phase, $commits, $total, $p50) = split /\|/, $row;
+		$p{$phase} = { commits => $commits, total => $total, p50 => $p50 };
+	}
+	$p{all} = 0;
+	$p{all} += $p{$_}{total} for qw(commit_delay wal_flush standby_wait);
+	$p{timed} = $primary->safe_psql('postgres',
+		'SELECT commits_timed FROM walpilot.status');
+	return \%p;
+}
+
+sub share
+{
+	my ($p, $phase) = @_;
+	return $p->{all} > 0 ? $p->{$phase}{total} / $p->{all} : 0;
+}
+
+# the timeline's mean standby share over the seconds of the last load
+sub timeline_share
+{
+	return $primary->safe_psql('postgres', q{
+		SELECT round(avg(standby_wait_share)::numeric, 2)
+		  FROM walpilot.timeline
+		 WHERE commits > 0 AND ts > now() - interval '8 s'});
+}
+
+#
+# the standby's disk is slow
+#
+my $p = phases_under_load(10);
+diag(sprintf('slow standby: %d commits; wal_flush %d us (p50 %d), standby_wait %d us (p50 %d) of %d',
+		$p->{timed}, $p->{wal_flush}{total}, $p->{wal_flush}{p50},
+		$p->{standby_wait}{total}, $p->{standby_wait}{p50}, $p->{all}));
+cmp_ok($p->{timed}, '>', 100, 'commits were timed under the slow standby');
+cmp_ok($p->{standby_wait}{commits}, '>=', 0.9 * $p->{timed},
+	'nearly every commit waited for the synchronous standby');
+cmp_ok(share($p, 'standby_wait'), '>', 0.6,
+	'standby_wait is most of the commit time with the standby slow ('
+	  . sprintf('%.2f', share($p, 'standby_wait')) . ')');
+cmp_ok($p->{standby_wait}{p50}, '>=', 4000,
+	'the standby wait p50 reflects the standby\'s 8 ms flush');
+is($p->{wal_flush}{commits}, $p->{timed}, 'every timed commit has a wal_flush part');
+my $ts = timeline_share();
+cmp_ok($ts, '>', 0.5, "the timeline's standby_wait_share says so per second ($ts)");
+
+# a commit that waits only for the local flush is in no standby_wait row
+$primary->safe_psql('postgres', 'SELECT walpilot.reset()');
+$primary->safe_psql('postgres', q{
+	SET synchronous_commit = local;
+	INSERT INTO t (v) VALUES (2);
+	INSERT INTO t (v) VALUES (3);});
+is($primary->safe_psql('postgres',
+		q{SELECT (SELECT commits FROM walpilot.commit_phases WHERE phase = 'standby_wait')
+		         || ' ' || (SELECT commits FROM walpilot.commit_phases WHERE phase = 'wal_flush')}),
+	'0 2', 'synchronous_commit = local: two commits, none waiting for the standby');
+
+#
+# the primary's disk is slow, the standby's fast
+#
+$standby->stop;
+$primary->stop;
+start_emulated($primary, $slow);
+start_emulated($standby, $fast);
+ok(poll_for($primary,
+		q{SELECT count(*) = 1 FROM pg_stat_replication WHERE sync_state = 'sync'}),
+	'the standby is synchronous again');
+$p = phases_under_load(10);
+diag(sprintf('slow primary: %d commits; wal_flush %d us (p50 %d), standby_wait %d us (p50 %d) of %d',
+		$p->{timed}, $p->{wal_flush}{total}, $p->{wal_flush}{p50},
+		$p->{standby_wait}{total}, $p->{standby_wait}{p50}, $p->{all}));
+cmp_ok($p->{timed}, '>', 100, 'commits were timed under the slow primary');
+cmp_ok($p->{standby_wait}{commits}, '>=', 0.9 * $p->{timed},
+	'nearly every commit still waited for the standby');
+cmp_ok(share($p, 'wal_flush'), '>', 0.6,
+	'wal_flush is most of the commit time with the primary slow ('
+	  . sprintf('%.2f', share($p, 'wal_flush')) . ')');
+cmp_ok($p->{wal_flush}{p50}, '>=', 4000,
+	'the wal_flush p50 reflects the primary\'s 8 ms flush');
+$ts = timeline_share();
+cmp_ok($ts, '<', 0.4, "the timeline's standby_wait_share says so per second ($ts)");
+
+$standby->stop;
+$primary->stop;
+done_testing();
