@@ -63,6 +63,7 @@ DECLARE
     p99 float8;
     active float8;
     cpf float8;
+    sby_share float8;
     flush_us float8;
     flush_src text;
     lim float8;
@@ -84,8 +85,10 @@ BEGIN
            percentile_cont(0.5) WITHIN GROUP (ORDER BY commit_p50_us),
            percentile_cont(0.5) WITHIN GROUP (ORDER BY commit_p99_us),
            avg(active_backends) FILTER (WHERE commits > 0),
-           sum(commits)::float8 / nullif(sum(wal_flushes), 0)
-      INTO secs, busy, commits_s, async_s, p50, p99, active, cpf
+           sum(commits)::float8 / nullif(sum(wal_flushes), 0),
+           sum(standby_wait_share * commits) FILTER (WHERE standby_wait_share > 0) /
+               nullif(sum(commits) FILTER (WHERE standby_wait_share IS NOT NULL), 0)
+      INTO secs, busy, commits_s, async_s, p50, p99, active, cpf, sby_share
       FROM walpilot.timeline
      WHERE ts >= now() - make_interval(secs => win);
     SELECT us_p50, method INTO flush_us, flush_src
@@ -100,8 +103,14 @@ BEGIN
     ELSE
         out := out || format('  durable commits/s   %s (asynchronous %s/s)',
             round(commits_s::numeric, 1), round(async_s::numeric, 1));
-        out := out || format('  commit latency      p50 %s us, p99 %s us (medians of the per-second values; commit record insert to flush return)',
+        out := out || format('  commit latency      p50 %s us, p99 %s us (medians of the per-second values; commit record insert to flush return, or to the synchronous standby''s reply)',
             coalesce(round(p50::numeric)::text, '-'), coalesce(round(p99::numeric)::text, '-'));
+        IF sby_share IS NOT NULL THEN
+            out := out || format('  standby wait        %s %% of commit time (walpilot.commit_phases)%s',
+                round((100 * sby_share)::numeric),
+                CASE WHEN sby_share >= 0.5
+                     THEN ': the synchronous standby, not the local flush, dominates' ELSE '' END);
+        END IF;
         out := out || format('  WAL flush           %s',
             CASE WHEN NOT fsync_on THEN 'none: fsync = off'
                  WHEN flush_src IS NULL THEN 'no estimate yet'

@@ -1155,7 +1155,9 @@ pilot_window(WpPilotRun *r, const WpPilotWindow *w, TimestampTz now)
 				char		why[192];
 				char		what[WP_DECISION_TEXT];
 				bool		measured = false;
-				bool		ok = r->def->confirm(why, sizeof(why), &measured);
+				const char *verdict = NULL;
+				bool		ok = r->def->confirm(why, sizeof(why), &measured,
+												 &verdict);
 
 				/* the probe loaded the device: start the next window afresh */
 				r->def->restart_window(GetCurrentTimestamp());
@@ -1168,10 +1170,10 @@ pilot_window(WpPilotRun *r, const WpPilotWindow *w, TimestampTz now)
 					ev_load(&e, &load);
 					wp_ev_str(&e, "probe", why);
 					wp_ev_bool(&e, "probe_measured", measured);
-					snprintf(what, sizeof(what), "%s (%s)",
-							 measured ? "flush fast per probe" :
-							 "the confirming probe could not measure the flush",
-							 why);
+					if (verdict == NULL)
+						verdict = measured ? "flush fast per probe" :
+							"the confirming probe could not measure the flush";
+					snprintf(what, sizeof(what), "%s (%s)", verdict, why);
 					hold_off(r, 0, what, wp_ev_end(&e));
 					format_time(hold_end(r), t, sizeof(t));
 					snprintf(r->reason, sizeof(r->reason),

@@ -124,9 +124,11 @@ typedef struct WpPilotDef
 	 * Before a search: confirm the engage test by a direct measurement
 	 * (may be NULL).  false stops the search; why says what was found
 	 * (measured: true when a value was measured, false when the
-	 * measurement itself failed).
+	 * measurement itself failed) and verdict, when set, what the hold-off
+	 * says instead of "flush fast per probe".
 	 */
-	bool		(*confirm) (char *why, size_t len, bool *measured);
+	bool		(*confirm) (char *why, size_t len, bool *measured,
+							const char **verdict);
 
 	/*
 	 * Close a window if one is due at now (false: not yet); restart:

@@ -20,6 +20,17 @@
  * the test that a saturated CPU does not pass: there the committers are
  * on CPU, not in WAL waits, and commit_delay only loses.
  *
+ * On a primary with a synchronous standby the windows' commits and
+ * latencies are end to end (commit timing stops after the standby's
+ * acknowledgement), so a trial weighs the standby's wait too.  When that
+ * wait is WP_STANDBY_DOMINATES_SHARE or more of the commit time over the
+ * last WP_CONFIRM_SECONDS (walpilot.commit_phases), the load engages even
+ * with a fast local flush and the confirmation holds the pilot off with
+ * "the synchronous standby dominates": the standby's WAL receiver already
+ * writes everything that arrived during its last flush and flushes it at
+ * once, so a delay on the primary cannot group the standby's flushes any
+ * further; it only adds to the local part.
+ *
  * Candidates, in this order: gather (a cap of half the flush time,
  * siblings 0: the leader sleeps only until the group has arrived), then
  * static delays of 1/4 and 1/8 of the flush time with siblings 1 (what the
@@ -60,6 +71,7 @@
 #define WP_CONFIRM_MIN_FLUSH_US 400 /* ... if a probe confirms it */
 #define WP_CONFIRM_WAL_WAIT_SHARE 0.5	/* ... or the committers' waits do */
 #define WP_CONFIRM_SECONDS		5	/* timeline seconds the waits come from */
+#define WP_STANDBY_DOMINATES_SHARE 0.5	/* of the commit time, standby wait */
 #define WP_GATHER_MIN_CAP_US	50	/* below this a cap is pointless... */
 #define WP_GROUP_UPDATE_US		(100 * 1000)
 
@@ -202,6 +214,29 @@ cd_candidate(int step, const WpPilotLoad *load, WpPilotValue *value,
 	}
 }
 
+/*
+ * standby_wait_share
+ *		The share of the durable commits' time spent waiting for a
+ *		synchronous standby over the last WP_CONFIRM_SECONDS of the
+ *		timeline (0 without one).
+ */
+static double
+standby_wait_share(void)
+{
+	WpSecond	sec[WP_CONFIRM_SECONDS];
+	int			n = wp_timeline_last(WP_CONFIRM_SECONDS, sec);
+	double		total = 0;
+	double		standby = 0;
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		total += (double) sec[i].commit_time_us;
+		standby += (double) sec[i].standby_wait_us;
+	}
+	return total > 0 ? standby / total : 0;
+}
+
 static void
 cd_engage(const WpPilotWindow *w, WpPilotLoad *load)
 {
@@ -210,10 +245,14 @@ cd_engage(const WpPilotWindow *w, WpPilotLoad *load)
 	bool		have = wp_flush_estimate_us(&flush_us, source,
 												  sizeof(source));
 	uint32		group = wp_gather_group();
+	double		standby = standby_wait_share();
+	bool		standby_slow = standby >= WP_STANDBY_DOMINATES_SHARE &&
+		w->p50_us >= WP_ENGAGE_MIN_FLUSH_US;
 
 	load->active = w->metric >= WP_ENGAGE_MIN_COMMITS;
-	load->suits = have && load->active &&
-		flush_us >= WP_ENGAGE_MIN_FLUSH_US && group >= 2;
+	/* a slow standby engages too: the confirmation then says it dominates */
+	load->suits = load->active && group >= 2 &&
+		((have && flush_us >= WP_ENGAGE_MIN_FLUSH_US) || standby_slow);
 	load->context[0] = flush_us;
 	load->context[1] = group;
 	/* commits per flush: 0 (not used) where no commit knows it led one */
@@ -227,7 +266,14 @@ cd_engage(const WpPilotWindow *w, WpPilotLoad *load)
 		snprintf(load->numbers, sizeof(load->numbers),
 				 "%.0f commits/s (needs %d), no flush estimate yet, %u committers (needs 2)",
 				 w->metric, WP_ENGAGE_MIN_COMMITS, group);
-	load->nvalues = 4;
+	if (standby > 0)
+	{
+		size_t		used = strlen(load->numbers);
+
+		snprintf(load->numbers + used, sizeof(load->numbers) - used,
+				 ", standby wait %.0f %% of commit time", standby * 100);
+	}
+	load->nvalues = 5;
 	load->names[0] = "commits_per_s";
 	load->values[0] = w->metric;
 	load->names[1] = "flush_estimate_us";
@@ -236,6 +282,8 @@ cd_engage(const WpPilotWindow *w, WpPilotLoad *load)
 	load->values[2] = group;
 	load->names[3] = "commit_p50_us";
 	load->values[3] = w->p50_us;
+	load->names[4] = "standby_wait_share";
+	load->values[4] = standby;
 }
 
 /*
@@ -272,12 +320,24 @@ commit_wal_wait_share(double *share)
  *		looks fast, ask what the committers wait for.
  */
 static bool
-cd_confirm(char *why, size_t len, bool *measured)
+cd_confirm(char *why, size_t len, bool *measured, const char **verdict)
 {
 	double		p50 = 0;
 	double		share = 0;
 	bool		have_share;
+	double		standby = standby_wait_share();
 
+	if (standby >= WP_STANDBY_DOMINATES_SHARE)
+	{
+		/* no probe: the local device is not what the commits wait for */
+		*verdict = "the synchronous standby dominates";
+		*measured = true;
+		snprintf(why, len,
+				 "standby wait %.0f %% of commit time over %d s, needs under %.0f %% to tune: the standby already groups its flushes",
+				 standby * 100, WP_CONFIRM_SECONDS,
+				 WP_STANDBY_DOMINATES_SHARE * 100);
+		return false;
+	}
 	*measured = wp_probe_confirm_flush_us(&p50);
 	if (*measured && p50 >= WP_CONFIRM_MIN_FLUSH_US)
 	{

@@ -4,7 +4,8 @@
 # standby's fast, most of it is wal_flush.  The timeline's
 # standby_wait_share says the same per second, and a commit that does not
 # wait for the standby (synchronous_commit = local) is in no standby_wait
-# row.  The bounds are wide: an 8 ms flush against a 0.3 ms one.
+# row.  The bounds are wide: an 8 ms flush against a 0.3 ms one.  With
+# the standby slow, the pilot in tune mode holds off and says why.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -102,6 +103,32 @@ is($primary->safe_psql('postgres',
 		q{SELECT (SELECT commits FROM walpilot.commit_phases WHERE phase = 'standby_wait')
 		         || ' ' || (SELECT commits FROM walpilot.commit_phases WHERE phase = 'wal_flush')}),
 	'0 2', 'synchronous_commit = local: two commits, none waiting for the standby');
+
+#
+# the pilot on this primary: the commits' latency is the standby's, so the
+# load engages; the confirmation names the standby and holds the pilot
+# off, with a decision row, and commit_delay stays as configured
+#
+$primary->append_conf('postgresql.conf', "walpilot.mode = 'tune'\n");
+$primary->reload;
+my $load = start_insert_load($primary, 8, 120);
+ok(poll_for($primary, q{
+	SELECT count(*) > 0 FROM walpilot.decisions
+	 WHERE setting = 'commit_delay'
+	   AND reason LIKE '%the synchronous standby dominates (standby wait%'
+	   AND (evidence ->> 'standby_wait_share')::float8 >= 0.5}, 90),
+	'a decision row says the synchronous standby dominates, with its share as evidence');
+like($primary->safe_psql('postgres', 'SELECT pilot_reason FROM walpilot.status'),
+	qr/held off until .*: the synchronous standby dominates/,
+	'the pilot status gives the standby as the reason');
+is($primary->safe_psql('postgres', 'SHOW commit_delay'), '0',
+	'commit_delay stays as configured');
+like($primary->safe_psql('postgres', 'SELECT walpilot.report()'),
+	qr/standby wait +\d+ % of commit time \(walpilot.commit_phases\): the synchronous standby, not the local flush, dominates/,
+	'report() says the standby dominates');
+$load->kill_kill;
+$load->finish;
+$primary->append_conf('postgresql.conf', "walpilot.mode = 'observe'\n");
 
 #
 # the primary's disk is slow, the standby's fast
