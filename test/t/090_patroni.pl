@@ -5,7 +5,9 @@
 # Then the new primary's worker runs and its pilots tune or say why not,
 # the demoted node's pilots say it is a standby, no server log has a
 # walpilot ERROR, FATAL or PANIC, and walpilot wrote nothing into the
-# configuration files Patroni owns.
+# configuration files Patroni owns.  Then the new leader's node crashes:
+# the replica is promoted, the crashed node rejoins (pg_rewind where its
+# WAL diverged), and no choice of walpilot's crosses over.
 use strict;
 use warnings;
 use File::Basename;
@@ -114,12 +116,14 @@ EOF
 	close $fh;
 	$n->{server} = server_at($name, '127.0.0.1', $n->{pg_port}, $dir);
 }
-for my $n (map { $node{$_} } sort keys %node)
+sub start_patroni
 {
+	my ($n) = @_;
 	start_daemon($n->{name}, "$logdir/${test}_$n->{name}_patroni.log",
 		[ $patroni, $n->{cfg} ], group => 'patroni',
 		after => sub { stop_postmaster($n->{data}) });
 }
+start_patroni($_) for map { $node{$_} } sort keys %node;
 
 # the node's role from its REST API, '' while it does not run
 sub role
@@ -259,6 +263,49 @@ is($old->{server}->safe_psql('postgres',
 		q{SELECT query FROM pg_stat_activity WHERE backend_type = 'walpilot worker'}),
 	'walpilot worker (standby: observe only)',
 	'the demoted node\'s worker observes only');
+
+#
+# (e) failover: the leader's node crashes under load (Patroni and
+# PostgreSQL killed), the replica is promoted once the leader key expires,
+# and the crashed node comes back as a replica, rewound by pg_rewind
+# where its WAL went past the promotion.  walpilot keeps nothing on disk
+# that pg_rewind or pg_basebackup copies (its only file is a pgsql_tmp
+# one, which both skip; checked in (d)), so no trial or choice of one
+# node reaches the other.
+#
+$load = start_insert_load($np, 8, 120);
+ok($np->poll_query_until('postgres',
+		"SELECT count(*) >= 2 FROM walpilot.timeline WHERE ts > '$promoted' AND commits > 0"),
+	'a load runs on the leader before it crashes');
+kill_daemon($new->{name});
+$load->kill_kill;
+($new, $old) = ($old, $new);
+wait_until("$new->{name} is promoted after the leader crashed", 120, sub {
+	role($new) eq 'leader';
+}) or die 'no failover';
+$np = $new->{server};
+$promoted = $np->safe_psql('postgres', 'SELECT now()');
+is($np->safe_psql('postgres',
+		'SELECT count(*) FROM walpilot.settings WHERE effective_value <> configured_value'),
+	'0', 'the promoted node runs only configured values');
+start_patroni($old);
+wait_until("the crashed $old->{name} rejoins and streams from $new->{name}", 180, sub {
+	role($old) eq 'replica' && streams($new, $old);
+}) or die 'the crashed node did not rejoin';
+my $rewound = slurp_file("$logdir/${test}_$old->{name}_patroni.log") =~ /running pg_rewind from/;
+note("$old->{name} " . ($rewound ? 'was rewound by pg_rewind' : 'needed no pg_rewind'));
+
+$load = start_insert_load($np, 8, 60);
+ok($np->poll_query_until('postgres', q{
+	SELECT reason !~ '^(standby|starting|resumed)' FROM walpilot.pilots
+	 WHERE pilot = 'commit_delay'}),
+	'after the failover the promoted node\'s commit_delay pilot measures windows');
+is($np->safe_psql('postgres', qq{
+	SELECT count(*) FROM walpilot.decisions
+	 WHERE decided_at < '$promoted' AND new_value <> '-'}),
+	'0', 'the promoted node\'s decisions hold no choice from before its promotion');
+$load->kill_kill;
+says_standby($old, 'the rejoined node\'s pilots say it is a standby');
 
 stop_daemons('node1', 'node2');
 stop_daemons('etcd');

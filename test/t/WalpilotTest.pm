@@ -35,7 +35,7 @@ our @EXPORT =
   qw(emulator_library emulator_shim new_node walpilot_node start_emulated
   emulated_node start_insert_load poll_until poll_for wait_until
   wait_crash_restart build_probe_module reload_worker free_port find_program
-  http_json start_daemon stop_daemons server_at);
+  http_json start_daemon stop_daemons kill_daemon server_at);
 our @EXPORT_OK = qw(server_settings_node dba_auto_conf slurp_bytes start_load
   stop_load wait_for_trial_value checkpoint_runs_with dba_snapshot
   dba_append_conf dba_write_conf dba_conf_bytes dba_files_unchanged
@@ -570,6 +570,22 @@ sub stop_daemons
 		$d->{pid} = 0;
 	}
 	$_->{after} && $_->{after}->() for @stop;
+	return;
+}
+
+# Kill the named program and its process group at once (KILL: a node
+# that crashes), then its after.
+sub kill_daemon
+{
+	my ($name) = @_;
+	for my $d (grep { $_->{pid} && $_->{name} eq $name } @daemons)
+	{
+		kill 'KILL', -$d->{pid};
+		waitpid($d->{pid}, 0);
+		note("killed $d->{name} (pid $d->{pid})");
+		$d->{pid} = 0;
+		$d->{after}->() if $d->{after};
+	}
 	return;
 }
 

@@ -27,6 +27,10 @@ series/*.decisions.
     --set static_from=5                     steady window of the other runs (tbucket: 25, with static_s=45)
     --set tune_conf="walpilot.x = 1;walpilot.y = 2"   extra conf lines for tune
     --set workload=tpcb                                 tpcb-like instead of insert-only
+    --set standby=SPEC     every cluster gets a synchronous streaming standby on its own
+                           emulated disk SPEC (a WALPILOT_STORAGE value; _standby.py):
+                           the pilot on a synchronous primary, e.g. --profiles
+                           "flush_us=300;" --set standby=flush_us=4000 (slow standby)
 
 Targets printed per cell: hdd-like tune >= 1.0 x best static and >= 0.9 x
 L(N); cloud-like (profile names starting "cloud") >= 0.97 x best static and
@@ -46,6 +50,7 @@ import time
 import bench
 from bench import Scenario, Config, median
 from _common import profile, INSERT, TPCB
+import _standby
 
 FAST = ("ssd", "real")
 TRIAL_S = 16           # WP_TRIAL_PAIRS (8) x 2 one-second windows (outcome may say fewer)
@@ -65,9 +70,15 @@ def build(opts):
     extra = [x.strip() for x in o.get("tune_conf", "").split(";") if x.strip()]
     tune_conf = ["shared_preload_libraries = 'walpilot'", "walpilot.mode = 'tune'"] + extra
     configs = []
+    standby = o.get("standby")
+    if standby:
+        _standby.install()
     for pname in names:
         label, spec, F = profile(pname)
         env = {"WALPILOT_STORAGE": spec}
+        if standby:
+            env[_standby.STANDBY_KEY] = standby
+            label += "+standby_" + profile(standby)[0]
         fast = label.split("_")[0] in FAST
         if fast:
             cl = [8, 32]
