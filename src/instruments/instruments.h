@@ -73,7 +73,7 @@ extern void wp_commit_phases_shmem_init(void);
 extern void wp_commit_phases_commit(const WpCommitContext *ctx);
 extern void wp_commit_phases_totals(WpPhaseTotals *out);
 extern void wp_commit_phases_reset(void);
-extern void wp_commit_phases_take(uint64 *sum_us);
+extern void wp_commit_phases_take(uint64 *sum_us, uint64 sampled_standby_us);
 extern const char *wp_commit_phase_name(int phase);
 
 /*---- commit_timing.c ----*/
@@ -139,6 +139,7 @@ typedef struct WpSecond
 	uint32		wal_sync_sum;	/* IO:WALSync */
 	uint32		wal_write_sum;	/* IO:WALWrite */
 	uint32		commit_delay_sum;	/* inferred commit_delay sleepers */
+	uint32		sync_rep_sum;	/* IPC:SyncRep, waiting for a standby */
 	uint32		checkpointer_busy;	/* samples with the checkpointer working */
 	uint64		commits;		/* durable commits */
 	uint64		async_commits;

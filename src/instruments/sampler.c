@@ -554,6 +554,8 @@ take_sample(uint64 time_us)
 			cur.wal_write_sum++;
 			wal_io++;
 		}
+		else if (wei == WAIT_EVENT_SYNC_REP)
+			cur.sync_rep_sum++;
 		else if (WP_HAVE_COMMIT_DELAY_EVENT && wei != 0 &&
 				 wp_wait_may_be_commit_delay(wei))
 			cur.commit_delay_sum++;	/* reported by the server itself */
@@ -619,7 +621,9 @@ fill_commit_and_wal(WpSecond *sec)
 	sec->async_commits = cs.async;
 	sec->commit_flushes = cs.led_flush;
 	wp_commit_groups_take(sec->groups);
-	wp_commit_phases_take(phase_us);
+	/* Little's law: waiters per sample times the sample interval */
+	wp_commit_phases_take(phase_us, (uint64) sec->sync_rep_sum *
+						  (uint64) wp_sample_interval_ms * 1000);
 	sec->standby_wait_us = phase_us[WP_PHASE_STANDBY_WAIT];
 	sec->commit_time_us = phase_us[WP_PHASE_COMMIT_DELAY] +
 		phase_us[WP_PHASE_WAL_FLUSH] + phase_us[WP_PHASE_STANDBY_WAIT];

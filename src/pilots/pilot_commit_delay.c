@@ -215,26 +215,38 @@ cd_candidate(int step, const WpPilotLoad *load, WpPilotValue *value,
 }
 
 /*
- * standby_wait_share
- *		The share of the durable commits' time spent waiting for a
- *		synchronous standby over the last WP_CONFIRM_SECONDS of the
- *		timeline (0 without one).
+ * recent_commit_waits
+ *		Over the last WP_CONFIRM_SECONDS of the timeline: the share of the
+ *		client backends' active samples spent waiting on the WAL flush
+ *		(false when there is no active sample), and the share of the
+ *		durable commits' time spent waiting for a synchronous standby (0
+ *		without one).  The standby's time is the sampled IPC:SyncRep
+ *		time, not the commit phases' sum: right after a WAL sender starts
+ *		it has no lag to split commits with, and the pilot must not take
+ *		those seconds for a fast standby.
  */
-static double
-standby_wait_share(void)
+static bool
+recent_commit_waits(double *wal_wait_share, double *standby_share)
 {
 	WpSecond	sec[WP_CONFIRM_SECONDS];
 	int			n = wp_timeline_last(WP_CONFIRM_SECONDS, sec);
-	double		total = 0;
-	double		standby = 0;
+	double		active = 0;
+	double		wal = 0;
+	double		commit_us = 0;
+	double		standby_us = 0;
 	int			i;
 
 	for (i = 0; i < n; i++)
 	{
-		total += (double) sec[i].commit_time_us;
-		standby += (double) sec[i].standby_wait_us;
+		active += sec[i].active_sum;
+		wal += (double) sec[i].wal_write_lock_sum + sec[i].wal_sync_sum +
+			sec[i].wal_write_sum + sec[i].commit_delay_sum;
+		commit_us += (double) sec[i].commit_time_us;
+		standby_us += (double) sec[i].sync_rep_sum * wp_sample_interval_ms * 1000;
 	}
-	return total > 0 ? standby / total : 0;
+	*standby_share = commit_us > 0 ? Min(standby_us / commit_us, 1.0) : 0;
+	*wal_wait_share = active > 0 ? Min(wal / active, 1.0) : 0;
+	return active > 0;
 }
 
 static void
@@ -245,8 +257,12 @@ cd_engage(const WpPilotWindow *w, WpPilotLoad *load)
 	bool		have = wp_flush_estimate_us(&flush_us, source,
 												  sizeof(source));
 	uint32		group = wp_gather_group();
-	double		standby = standby_wait_share();
-	bool		standby_slow = standby >= WP_STANDBY_DOMINATES_SHARE &&
+	double		wal_wait;
+	double		standby;
+	bool		standby_slow;
+
+	(void) recent_commit_waits(&wal_wait, &standby);
+	standby_slow = standby >= WP_STANDBY_DOMINATES_SHARE &&
 		w->p50_us >= WP_ENGAGE_MIN_FLUSH_US;
 
 	load->active = w->metric >= WP_ENGAGE_MIN_COMMITS;
@@ -287,34 +303,6 @@ cd_engage(const WpPilotWindow *w, WpPilotLoad *load)
 }
 
 /*
- * commit_wal_wait_share
- *		Of the client backends' active samples over the last
- *		WP_CONFIRM_SECONDS of the timeline, the share spent waiting on the
- *		WAL flush; false when the timeline has no active sample.
- */
-static bool
-commit_wal_wait_share(double *share)
-{
-	WpSecond	sec[WP_CONFIRM_SECONDS];
-	int			n = wp_timeline_last(WP_CONFIRM_SECONDS, sec);
-	double		active = 0;
-	double		wal = 0;
-	int			i;
-
-	*share = 0;
-	for (i = 0; i < n; i++)
-	{
-		active += sec[i].active_sum;
-		wal += (double) sec[i].wal_write_lock_sum + sec[i].wal_sync_sum +
-			sec[i].wal_write_sum + sec[i].commit_delay_sum;
-	}
-	if (active <= 0)
-		return false;
-	*share = Min(wal / active, 1.0);
-	return true;
-}
-
-/*
  * cd_confirm
  *		The passive estimate says slow: time the device itself, and if it
  *		looks fast, ask what the committers wait for.
@@ -323,9 +311,9 @@ static bool
 cd_confirm(char *why, size_t len, bool *measured, const char **verdict)
 {
 	double		p50 = 0;
-	double		share = 0;
-	bool		have_share;
-	double		standby = standby_wait_share();
+	double		share;
+	double		standby;
+	bool		have_share = recent_commit_waits(&share, &standby);
 
 	if (standby >= WP_STANDBY_DOMINATES_SHARE)
 	{
@@ -345,7 +333,6 @@ cd_confirm(char *why, size_t len, bool *measured, const char **verdict)
 				 WP_CONFIRM_MIN_FLUSH_US);
 		return true;
 	}
-	have_share = commit_wal_wait_share(&share);
 	if (have_share && share >= WP_CONFIRM_WAL_WAIT_SHARE)
 	{
 		snprintf(why, len,
