@@ -221,9 +221,9 @@ cd_candidate(int step, const WpPilotLoad *load, WpPilotValue *value,
  *		(false when there is no active sample), and the share of the
  *		durable commits' time spent waiting for a synchronous standby (0
  *		without one).  The standby's time is the sampled IPC:SyncRep
- *		time, not the commit phases' sum: right after a WAL sender starts
- *		it has no lag to split commits with, and the pilot must not take
- *		those seconds for a fast standby.
+ *		time, not the commit phases' sum, whose standby lags can fall
+ *		short in the seconds after a start (commit_phases.c): the pilot
+ *		must not take those for a fast standby.
  */
 static bool
 recent_commit_waits(double *wal_wait_share, double *standby_share)

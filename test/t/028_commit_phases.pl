@@ -114,8 +114,8 @@ sub check_split
 check_split('standby', 'standby_wait', 8);
 
 # Many clients: a standby flush then acknowledges WAL sent over the whole
-# flush, and the WAL sender's lag (from the newest of it) falls short of
-# the commits' wait; the sampled IPC:SyncRep time calibrates it.
+# flush, and the WAL sender's lag runs from the newest of it; the split
+# still holds.
 check_split('standby', 'standby_wait', 24);
 
 # a commit that waits only for the local flush is in no standby_wait row
