@@ -23,13 +23,13 @@
  * On a primary with a synchronous standby the windows' commits and
  * latencies are end to end (commit timing stops after the standby's
  * acknowledgement), so a trial weighs the standby's wait too.  When that
- * wait is WP_STANDBY_DOMINATES_SHARE or more of the commit time over the
- * last WP_CONFIRM_SECONDS (walpilot.commit_phases), the load engages even
- * with a fast local flush and the confirmation holds the pilot off with
- * "the synchronous standby dominates": the standby's WAL receiver already
- * writes everything that arrived during its last flush and flushes it at
- * once, so a delay on the primary cannot group the standby's flushes any
- * further; it only adds to the local part.
+ * wait (the sampled IPC:SyncRep time) is WP_STANDBY_DOMINATES_SHARE or
+ * more of the commit time over the last WP_CONFIRM_SECONDS, the load
+ * engages even with a fast local flush and the confirmation holds the
+ * pilot off with "the synchronous standby dominates": the standby's WAL
+ * receiver already writes everything that arrived during its last flush
+ * and flushes it at once, so a delay on the primary cannot group the
+ * standby's flushes any further; it only adds to the local part.
  *
  * Candidates, in this order: gather (a cap of half the flush time,
  * siblings 0: the leader sleeps only until the group has arrived), then
@@ -313,8 +313,9 @@ cd_confirm(char *why, size_t len, bool *measured, const char **verdict)
 	double		p50 = 0;
 	double		share;
 	double		standby;
-	bool		have_share = recent_commit_waits(&share, &standby);
+	bool		have_share;
 
+	(void) recent_commit_waits(&share, &standby);
 	if (standby >= WP_STANDBY_DOMINATES_SHARE)
 	{
 		/* no probe: the local device is not what the commits wait for */
@@ -333,6 +334,8 @@ cd_confirm(char *why, size_t len, bool *measured, const char **verdict)
 				 WP_CONFIRM_MIN_FLUSH_US);
 		return true;
 	}
+	/* the waits up to now, the probe's seconds included */
+	have_share = recent_commit_waits(&share, &standby);
 	if (have_share && share >= WP_CONFIRM_WAL_WAIT_SHARE)
 	{
 		snprintf(why, len,
