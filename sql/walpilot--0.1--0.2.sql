@@ -525,7 +525,7 @@ CREATE VIEW walpilot.commit_phases AS
     SELECT * FROM walpilot.commit_phases_data();
 
 COMMENT ON VIEW walpilot.commit_phases IS
-    'durable commits since reset split by phase: commit_delay (the flush leader''s sleep), wal_flush (insert, WALWriteLock, local WAL write and flush), standby_wait (the synchronous standby''s lag at the commit''s synchronous_commit level): commits that had the phase, its total, p50 and p99 in microseconds';
+    'durable commits since reset split by phase: commit_delay (the flush leader''s sleep), wal_flush (insert, WALWriteLock, local WAL write and flush), standby_wait (the synchronous standby''s lag at the commit''s synchronous_commit level, calibrated to the sampled IPC:SyncRep time): commits that had the phase, its total, p50 and p99 in microseconds';
 
 REVOKE ALL ON FUNCTION walpilot.commit_phases_data() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION walpilot.commit_phases_data() TO pg_monitor;

@@ -247,9 +247,9 @@ standby_lag_us(int level)
 								 walsnd->state != WALSNDSTATE_STOPPING))
 			continue;
 		p = walsnd->sync_standby_priority;
-		l = sender_lag(walsnd, level);
 		if (p <= 0)
 			continue;
+		l = sender_lag(walsnd, level);
 		/* insertion: by priority (FIRST) or by lag (ANY), ascending */
 		for (j = n; j > 0; j--)
 		{

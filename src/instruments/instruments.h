@@ -140,6 +140,7 @@ typedef struct WpSecond
 	uint32		wal_write_sum;	/* IO:WALWrite */
 	uint32		commit_delay_sum;	/* inferred commit_delay sleepers */
 	uint32		sync_rep_sum;	/* IPC:SyncRep, waiting for a standby */
+	uint64		sync_rep_wait_us;	/* ... x the sample interval (Little) */
 	uint32		checkpointer_busy;	/* samples with the checkpointer working */
 	uint64		commits;		/* durable commits */
 	uint64		async_commits;

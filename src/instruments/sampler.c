@@ -622,8 +622,9 @@ fill_commit_and_wal(WpSecond *sec)
 	sec->commit_flushes = cs.led_flush;
 	wp_commit_groups_take(sec->groups);
 	/* Little's law: waiters per sample times the sample interval */
-	wp_commit_phases_take(phase_us, (uint64) sec->sync_rep_sum *
-						  (uint64) wp_sample_interval_ms * 1000);
+	sec->sync_rep_wait_us = (uint64) sec->sync_rep_sum *
+		(uint64) wp_sample_interval_ms * 1000;
+	wp_commit_phases_take(phase_us, sec->sync_rep_wait_us);
 	sec->standby_wait_us = phase_us[WP_PHASE_STANDBY_WAIT];
 	sec->commit_time_us = phase_us[WP_PHASE_COMMIT_DELAY] +
 		phase_us[WP_PHASE_WAL_FLUSH] + phase_us[WP_PHASE_STANDBY_WAIT];

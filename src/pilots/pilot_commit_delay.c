@@ -242,7 +242,7 @@ recent_commit_waits(double *wal_wait_share, double *standby_share)
 		wal += (double) sec[i].wal_write_lock_sum + sec[i].wal_sync_sum +
 			sec[i].wal_write_sum + sec[i].commit_delay_sum;
 		commit_us += (double) sec[i].commit_time_us;
-		standby_us += (double) sec[i].sync_rep_sum * wp_sample_interval_ms * 1000;
+		standby_us += (double) sec[i].sync_rep_wait_us;
 	}
 	*standby_share = commit_us > 0 ? Min(standby_us / commit_us, 1.0) : 0;
 	*wal_wait_share = active > 0 ? Min(wal / active, 1.0) : 0;
