@@ -501,7 +501,8 @@ static void
 poll_end(TimestampTz now)
 {
 	WpCheckpoint *c;
-	WpCheckpoint snap;
+	uint64		seq;
+	bool		finished;
 	int64		timed,
 				requested,
 				buffers,
@@ -509,21 +510,25 @@ poll_end(TimestampTz now)
 				sync_ms;
 	XLogRecPtr	done_redo = InvalidXLogRecPtr;
 
+	/* only the newest record's identity and state: the rest is re-read */
 	SpinLockAcquire(&wp_ckpt->mutex);
 	c = newest_record();
-	if (c != NULL)
-		snap = *c;
-	SpinLockRelease(&wp_ckpt->mutex);
-	if (c == NULL || snap.source != WP_CKPT_SRC_POLL)
+	if (c == NULL || c->source != WP_CKPT_SRC_POLL)
+	{
+		SpinLockRelease(&wp_ckpt->mutex);
 		return;
+	}
+	seq = c->seq;
+	finished = (c->finished_at != 0);
+	SpinLockRelease(&wp_ckpt->mutex);
 
-	if (snap.finished_at == 0)
+	if (!finished)
 		done_redo = control_file_redo(now);
 	read_checkpointer_stats(&timed, &requested, &buffers, &write_ms, &sync_ms);
 
 	SpinLockAcquire(&wp_ckpt->mutex);
 	c = newest_record();
-	if (c != NULL && c->seq == snap.seq && c->source == WP_CKPT_SRC_POLL)
+	if (c != NULL && c->seq == seq && c->source == WP_CKPT_SRC_POLL)
 	{
 		if (c->finished_at == 0 && done_redo != InvalidXLogRecPtr &&
 			done_redo >= c->redo)
