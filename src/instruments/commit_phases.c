@@ -52,10 +52,13 @@
  *
  * Same rules as commit timing: one padded slot per PGPROC, written only by
  * its backend (plain loads and stores), summed by readers; nothing here
- * takes a lock, allocates or can fail.  The WAL senders' lags are 8-byte
- * fields read without their spinlock, as single copies (a torn read is
- * impossible where PostgreSQL promises 8-byte single-copy atomicity; the
- * build refuses other platforms).
+ * allocates or can fail.  The one lock: a commit that waited for a
+ * synchronous standby copies each WAL sender's pid, state, priority and
+ * lag under that sender's spinlock, as walsender_private.h requires and
+ * PostgreSQL's own readers (pg_stat_get_wal_senders,
+ * SyncRepGetCandidateStandbys) do -- without it, on a weakly ordered CPU,
+ * a reused slot's new pid could pair with the previous standby's lag.
+ * The spinlock is held for a few loads; nothing in between can fail.
  *
  * IDENTIFICATION
  *	  src/instruments/commit_phases.c
@@ -70,13 +73,10 @@
 #include "replication/walsender.h"
 #include "replication/walsender_private.h"
 #include "storage/shmem.h"
+#include "storage/spin.h"
 #include "utils/memutils.h"
 
 #include "instruments.h"
-
-#ifndef PG_HAVE_8BYTE_SINGLE_COPY_ATOMICITY
-#error "commit_phases.c reads WAL senders' 8-byte lags without their spinlock"
-#endif
 
 /* Synchronous standbys considered per commit, at most. */
 #define WP_MAX_SYNC_CANDIDATES	32
@@ -193,8 +193,11 @@ wp_commit_phases_shmem_init(void)
 	}
 }
 
-/* A WAL sender's published lag for a synchronous_commit level; 0: none. */
-static int64
+/*
+ * A WAL sender's published lag for a synchronous_commit level; 0: none.
+ * Caller holds walsnd->mutex.
+ */
+static inline int64
 sender_lag(volatile WalSnd *walsnd, int level)
 {
 	int64		lag;
@@ -220,7 +223,8 @@ sender_lag(volatile WalSnd *walsnd, int level)
  *		for, as the WAL senders last published it; -1 when no synchronous
  *		standby streams.
  *		Mirrors SyncRepGetSyncRecPtr's choice over the WAL senders that
- *		SyncRepGetCandidateStandbys would take, without its lock.
+ *		SyncRepGetCandidateStandbys would take, copying each sender's
+ *		fields under its spinlock as that function does; no other lock.
  */
 static int64
 standby_lag_us(int level)
@@ -240,16 +244,22 @@ standby_lag_us(int level)
 	for (i = 0; i < max_wal_senders && n < WP_MAX_SYNC_CANDIDATES; i++)
 	{
 		volatile WalSnd *walsnd = &WalSndCtl->walsnds[i];
+		pid_t		pid;
+		WalSndState state;
 		int			p;
 		int64		l;
 
-		if (walsnd->pid == 0 || (walsnd->state != WALSNDSTATE_STREAMING &&
-								 walsnd->state != WALSNDSTATE_STOPPING))
-			continue;
+		/* one consistent copy: loads only, nothing can fail while held */
+		SpinLockAcquire(&walsnd->mutex);
+		pid = walsnd->pid;
+		state = walsnd->state;
 		p = walsnd->sync_standby_priority;
-		if (p <= 0)
-			continue;
 		l = sender_lag(walsnd, level);
+		SpinLockRelease(&walsnd->mutex);
+
+		if (pid == 0 || (state != WALSNDSTATE_STREAMING &&
+						 state != WALSNDSTATE_STOPPING) || p <= 0)
+			continue;
 		/* insertion: by priority (FIRST) or by lag (ANY), ascending */
 		for (j = n; j > 0; j--)
 		{
