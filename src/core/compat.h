@@ -27,6 +27,18 @@
 #include "miscadmin.h"
 #include "storage/proc.h"
 
+/*
+ * Headers that older releases' headers pulled in and 19's do not:
+ * pgstat.h no longer includes utils/wait_event.h (the WAIT_EVENT_* names,
+ * in the generated utils/wait_event_types.h from 17), funcapi.h no longer
+ * utils/tuplestore.h (tuplestore_putvalues), and get_database_name moved
+ * from commands/dbcommands.h to utils/lsyscache.h.  All three exist on
+ * every supported version.
+ */
+#include "utils/lsyscache.h"
+#include "utils/tuplestore.h"
+#include "utils/wait_event.h"
+
 /* _PG_init is declared by fmgr.h only from 16 (18 certainly) on. */
 #if PG_VERSION_NUM < 160000
 extern void _PG_init(void);
@@ -295,6 +307,66 @@ wp_guc_variables(int *n)
 	return get_guc_variables();
 #endif
 }
+
+/*
+ * An integer setting's descriptor and its generic part: up to 18 struct
+ * config_int begins with the generic struct config_generic (member gen);
+ * 19 turned that inside out, config_generic ending in a union of the
+ * per-type structs (member _int), which no longer point back.  walpilot
+ * keeps struct config_int pointers and reaches the generic fields
+ * (source, sourcefile, sourceline) through wp_guc_int_gen.
+ */
+static inline struct config_int *
+wp_guc_int_of(struct config_generic *g)
+{
+#if PG_VERSION_NUM >= 190000
+	return &g->_int;
+#else
+	return (struct config_int *) g;
+#endif
+}
+
+static inline struct config_generic *
+wp_guc_int_gen(struct config_int *c)
+{
+#if PG_VERSION_NUM >= 190000
+	return (struct config_generic *) ((char *) c - offsetof(struct config_generic, _int));
+#else
+	return &c->gen;
+#endif
+}
+
+/*
+ * log_min_messages: one level per process type from 19 (an array indexed
+ * by BackendType, "warning, checkpointer:debug1"), one level before.
+ */
+#if PG_VERSION_NUM >= 190000
+#define wp_log_min_messages_of(bt)	(log_min_messages[(bt)])
+#else
+#define wp_log_min_messages_of(bt)	(log_min_messages)
+#endif
+
+/*
+ * Building a jsonb value with pushJsonbValue: up to 18 the state is a
+ * JsonbParseState pointer and every push returns the value so far; 19
+ * takes a zeroed JsonbInState, returns nothing and leaves the finished
+ * value in its result member.
+ */
+#include "utils/jsonb.h"
+#if PG_VERSION_NUM >= 190000
+typedef JsonbInState WpJsonbBuild;
+#define wp_jsonb_build_init(s)	memset((s), 0, sizeof(WpJsonbBuild))
+static inline JsonbValue *
+wp_jsonb_push(WpJsonbBuild *s, JsonbIteratorToken tok, JsonbValue *v)
+{
+	pushJsonbValue(s, tok, v);
+	return s->result;
+}
+#else
+typedef JsonbParseState *WpJsonbBuild;
+#define wp_jsonb_build_init(s)	(*(s) = NULL)
+#define wp_jsonb_push(s, tok, v)	pushJsonbValue((s), (tok), (v))
+#endif
 
 /*
  * allow_alter_system (17): off forbids ALTER SYSTEM, which walpilot then

@@ -25,12 +25,12 @@
 void
 wp_ev_begin(WpEvidence *e)
 {
-	e->state = NULL;
-	(void) pushJsonbValue(&e->state, WJB_BEGIN_OBJECT, NULL);
+	wp_jsonb_build_init(&e->state);
+	(void) wp_jsonb_push(&e->state, WJB_BEGIN_OBJECT, NULL);
 }
 
 /*
- * a string as a key or a value, copied: pushJsonbValue keeps the pointer
+ * a string as a key or a value, copied: the jsonb build keeps the pointer
  * until the object is finished, and callers pass their stack buffers
  */
 static void
@@ -41,7 +41,7 @@ push_string(WpEvidence *e, JsonbIteratorToken token, const char *s)
 	v.type = jbvString;
 	v.val.string.val = pstrdup(s);
 	v.val.string.len = strlen(s);
-	(void) pushJsonbValue(&e->state, token, &v);
+	(void) wp_jsonb_push(&e->state, token, &v);
 }
 
 /* a number, or null when it is not finite (nothing measured) */
@@ -59,7 +59,7 @@ wp_ev_num(WpEvidence *e, const char *key, double x)
 	}
 	else
 		v.type = jbvNull;
-	(void) pushJsonbValue(&e->state, WJB_VALUE, &v);
+	(void) wp_jsonb_push(&e->state, WJB_VALUE, &v);
 }
 
 void
@@ -77,14 +77,14 @@ wp_ev_bool(WpEvidence *e, const char *key, bool b)
 	push_string(e, WJB_KEY, key);
 	v.type = jbvBool;
 	v.val.boolean = b;
-	(void) pushJsonbValue(&e->state, WJB_VALUE, &v);
+	(void) wp_jsonb_push(&e->state, WJB_VALUE, &v);
 }
 
 /* the finished object as a jsonb value (for a SQL column) */
 Jsonb *
 wp_ev_end_jsonb(WpEvidence *e)
 {
-	JsonbValue *res = pushJsonbValue(&e->state, WJB_END_OBJECT, NULL);
+	JsonbValue *res = wp_jsonb_push(&e->state, WJB_END_OBJECT, NULL);
 
 	return JsonbValueToJsonb(res);
 }

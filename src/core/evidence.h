@@ -17,11 +17,11 @@
 #ifndef WALPILOT_EVIDENCE_H
 #define WALPILOT_EVIDENCE_H
 
-#include "utils/jsonb.h"
+#include "compat.h"
 
 typedef struct WpEvidence
 {
-	JsonbParseState *state;
+	WpJsonbBuild state;
 } WpEvidence;
 
 extern void wp_ev_begin(WpEvidence *e);

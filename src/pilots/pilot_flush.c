@@ -128,7 +128,7 @@ fl_enabled(char *why, size_t len)
 #else
 	(void) platform_said;
 #endif
-	if (!log_checkpoints || log_min_messages >= FATAL)
+	if (!log_checkpoints || wp_log_min_messages_of(B_CHECKPOINTER) >= FATAL)
 	{
 		snprintf(why, len, "%s: walpilot applies checkpoint_flush_after when the checkpointer logs \"checkpoint starting\"%s",
 				 !log_checkpoints ? "log_checkpoints = off" :

@@ -119,7 +119,7 @@ find_int_guc_slow(WpKnob knob)
 		if (vars[i]->vartype == PGC_INT &&
 			strcmp(vars[i]->name, knob_names[knob]) == 0)
 		{
-			knob_guc[knob] = (struct config_int *) vars[i];
+			knob_guc[knob] = wp_guc_int_of(vars[i]);
 			break;
 		}
 	}
@@ -152,7 +152,7 @@ wp_settings_source(WpKnob knob)
 {
 	struct config_int *c = find_int_guc(knob);
 
-	return c ? c->gen.source : PGC_S_DEFAULT;
+	return c ? wp_guc_int_gen(c)->source : PGC_S_DEFAULT;
 }
 
 /*
@@ -237,7 +237,7 @@ knob_set_by_dba(WpKnob knob)
 {
 	struct config_int *c = find_int_guc(knob);
 
-	return c != NULL && c->gen.source > PGC_S_DYNAMIC_DEFAULT;
+	return c != NULL && wp_guc_int_gen(c)->source > PGC_S_DYNAMIC_DEFAULT;
 }
 
 static inline bool

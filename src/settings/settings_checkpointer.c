@@ -117,7 +117,7 @@ wp_ckpt_setting_find_guc(void)
 	for (i = 0; i < n; i++)
 		if (vars[i]->vartype == PGC_INT &&
 			strcmp(vars[i]->name, WP_CKPT_SETTING) == 0)
-			flush_guc = (struct config_int *) vars[i];
+			flush_guc = wp_guc_int_of(vars[i]);
 }
 
 static int
@@ -157,13 +157,13 @@ wp_ckpt_setting_at_checkpoint_start(void)
 	if (wp_mode == WP_MODE_OFF || wp_shared == NULL ||
 		pg_atomic_read_u32(&wp_shared->worker_pid) == 0)
 		target = WP_NO_TARGET;
-	if (flush_guc->gen.source <= PGC_S_DYNAMIC_DEFAULT)
+	if (wp_guc_int_gen(flush_guc)->source <= PGC_S_DYNAMIC_DEFAULT)
 	{
 		want = target == WP_NO_TARGET ? flush_guc->boot_val :
 			target / (BLCKSZ / 1024);
 		if (want >= flush_guc->min && want <= flush_guc->max &&
 			(*flush_guc->variable != want ||
-			 flush_guc->gen.source != PGC_S_DYNAMIC_DEFAULT))
+			 wp_guc_int_gen(flush_guc)->source != PGC_S_DYNAMIC_DEFAULT))
 		{
 			/* in the setting's unit (blocks): nothing to parse but digits */
 			snprintf(value, sizeof(value), "%d", want);
@@ -177,15 +177,15 @@ wp_ckpt_setting_at_checkpoint_start(void)
 	SpinLockAcquire(&cs->mutex);
 	cs->seen = true;
 	cs->in_force_kb = kb_of(*flush_guc->variable);
-	cs->source = flush_guc->gen.source;
-	cs->by_walpilot = flush_guc->gen.source == PGC_S_DYNAMIC_DEFAULT &&
+	cs->source = wp_guc_int_gen(flush_guc)->source;
+	cs->by_walpilot = wp_guc_int_gen(flush_guc)->source == PGC_S_DYNAMIC_DEFAULT &&
 		target != WP_NO_TARGET;
-	if (flush_guc->gen.sourcefile != NULL)
-		strlcpy(cs->sourcefile, flush_guc->gen.sourcefile,
+	if (wp_guc_int_gen(flush_guc)->sourcefile != NULL)
+		strlcpy(cs->sourcefile, wp_guc_int_gen(flush_guc)->sourcefile,
 				sizeof(cs->sourcefile));
 	else
 		cs->sourcefile[0] = '\0';
-	cs->sourceline = flush_guc->gen.sourceline;
+	cs->sourceline = wp_guc_int_gen(flush_guc)->sourceline;
 	cs->at = GetCurrentTimestamp();
 	SpinLockRelease(&cs->mutex);
 }
@@ -248,10 +248,10 @@ wp_ckpt_setting_pinned(char *where, size_t len, int *value_kb)
 {
 	bool		pinned = false;
 
-	if (flush_guc != NULL && flush_guc->gen.source > PGC_S_DYNAMIC_DEFAULT)
+	if (flush_guc != NULL && wp_guc_int_gen(flush_guc)->source > PGC_S_DYNAMIC_DEFAULT)
 	{
-		describe_source(flush_guc->gen.source, flush_guc->gen.sourcefile,
-						flush_guc->gen.sourceline, where, len);
+		describe_source(wp_guc_int_gen(flush_guc)->source, wp_guc_int_gen(flush_guc)->sourcefile,
+						wp_guc_int_gen(flush_guc)->sourceline, where, len);
 		if (value_kb)
 			*value_kb = kb_of(*flush_guc->variable);
 		return true;
@@ -305,9 +305,9 @@ wp_ckpt_setting_describe(WpSettingRow *out)
 		/* no checkpoint started yet: the configuration as this session has it */
 		in_force_kb = flush_guc ? kb_of(*flush_guc->variable) :
 			checkpoint_flush_after * (BLCKSZ / 1024);
-		describe_source(flush_guc ? flush_guc->gen.source : PGC_S_DEFAULT,
-						flush_guc ? flush_guc->gen.sourcefile : NULL,
-						flush_guc ? flush_guc->gen.sourceline : 0,
+		describe_source(flush_guc ? wp_guc_int_gen(flush_guc)->source : PGC_S_DEFAULT,
+						flush_guc ? wp_guc_int_gen(flush_guc)->sourcefile : NULL,
+						flush_guc ? wp_guc_int_gen(flush_guc)->sourceline : 0,
 						source, sizeof(source));
 	}
 	if (c.seen && c.by_walpilot)
@@ -316,7 +316,7 @@ wp_ckpt_setting_describe(WpSettingRow *out)
 		by = "walpilot";
 	}
 	else if (c.seen ? c.source > PGC_S_DYNAMIC_DEFAULT :
-			 (flush_guc && flush_guc->gen.source > PGC_S_DYNAMIC_DEFAULT))
+			 (flush_guc && wp_guc_int_gen(flush_guc)->source > PGC_S_DYNAMIC_DEFAULT))
 	{
 		configured_kb = in_force_kb;
 		by = "dba";
