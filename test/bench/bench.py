@@ -78,6 +78,7 @@ class Scenario:
     cpu_regex: str = r"walpilot|wait_sampling"     # aux processes whose CPU is measured
     analyze: object = None                         # fn(ctx, rows) -> text
     plot_filter: object = None                     # fn(group, workload, clients) -> bool
+    order: object = None                           # fn(rep, cfgs) -> cfgs: a cell's run order (default shuffled)
     notes: str = ""
 
 
@@ -858,7 +859,10 @@ def main():
         for rep in range(sc.reps):
             for g, w, n, cfgs in cells:
                 order = list(cfgs)
-                rng.shuffle(order)
+                if sc.order:
+                    order = sc.order(rep, order)
+                else:
+                    rng.shuffle(order)
                 for i, cfg in enumerate(order):
                     r = do_run(ctx, cfg, w, n, rep, i)
                     rows.append(r)
