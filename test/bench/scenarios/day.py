@@ -952,7 +952,12 @@ def _analyze_day(ctx, rows):
         except (OSError, ValueError):
             pass
         if sw:
-            out.append(f"\n### {g}: static sweep on the peak load (best: d{sw['best'][0]}/s{sw['best'][1]})")
+            out.append(f"\n### {g}: static sweep on the peak load (best: d{sw['best'][0]}/s{sw['best'][1]}; "
+                       f"one pass, in this order)")
+            d0 = [c for c in sw["candidates"] if (c["delay"], c["siblings"]) == (0, 5)]
+            if d0 and all(c["commits_s"] < d0[0]["commits_s"] for c in sw["candidates"] if c is not d0[0]):
+                out.append("  (the defaults beat every candidate here: the static configuration is the best "
+                           "nonzero delay, not better than the defaults)")
             for c in sw["candidates"]:
                 out.append(f"  d{c['delay']:>5}/s{c['siblings']}: {_f(c['commits_s'], 0):>7} commits/s  pgbench p99 "
                            f"{_f(c['pg_p99_ms'])} ms  sysbench p99 {_f(c['sb_p99_ms'])} ms")
@@ -966,29 +971,42 @@ def _analyze_day(ctx, rows):
             ph = {c: _load(ctx, r, ".phases.json") for c, r in rr.items()}
             cfgs = [c for c in ("defaults", "static", "tune") if c in ph] + \
                 [c for c in ph if c not in ("defaults", "static", "tune")]
-            hdr = f"  {'phase':<9}" + "".join(f" {c[:8]:>8}" for c in cfgs) + \
-                "   t/d  t/s |" + "".join(f" {c[:8]:>8}" for c in cfgs) + "   t/d  t/s |" + \
-                "".join(f" {'sb:' + c[:5]:>8}" for c in cfgs) + " |" + "".join(f" {'wp:' + c[:5]:>8}" for c in cfgs) + \
-                " | trial re-ck ckpt t/w  av"
-            out.append(f"  {'':<9} {'commits/s':<{9 * len(cfgs) + 11}}| {'pgbench p99 ms':<{9 * len(cfgs) + 11}}|"
-                       f" {'sysbench p99':<{9 * len(cfgs)}}| {'walpilot p99':<{9 * len(cfgs)}}|")
-            out.append(hdr)
+            w = 9 * len(cfgs) + 11
+
+            def block(st, key, nd):
+                tu, de, sa = st.get("tune", {}), st.get("defaults", {}), st.get("static", {})
+                return "".join(f" {_f(st[c].get(key), nd):>8}" for c in cfgs) + \
+                    f" {_ratio(tu.get(key), de.get(key)):>5} {_ratio(tu.get(key), sa.get(key)):>4} |"
+            names = "".join(f" {c[:8]:>8}" for c in cfgs) + "   t/d  t/s |"
             nph = max(len(v) for v in ph.values()) if ph else 0
+            rows_st = []
             for i in range(nph):
                 st = {c: (ph[c][i] if i < len(ph[c]) else {}) for c in cfgs}
-                name = next(s["phase"] for s in st.values() if s)
-                for c, s in st.items():
-                    per.setdefault((c, i, name), []).append(s)
-                tu, de, sa = st.get("tune", {}), st.get("defaults", {}), st.get("static", {})
-                line = f"  {name:<9}" + "".join(f" {_f(st[c].get('commits_s'), 0):>8}" for c in cfgs)
-                line += f" {_ratio(tu.get('commits_s'), de.get('commits_s')):>5} {_ratio(tu.get('commits_s'), sa.get('commits_s')):>4} |"
-                line += "".join(f" {_f(st[c].get('pg_p99_ms')):>8}" for c in cfgs)
-                line += f" {_ratio(tu.get('pg_p99_ms'), de.get('pg_p99_ms')):>5} {_ratio(tu.get('pg_p99_ms'), sa.get('pg_p99_ms')):>4} |"
-                line += "".join(f" {_f(st[c].get('sb_p99_ms')) if st[c].get('sb_tps') else '-':>8}" for c in cfgs) + " |"
-                line += "".join(f" {_f(st[c].get('wp_p99_ms')):>8}" for c in cfgs) + " |"
-                line += f" {tu.get('cd_trial_s', '-'):>5} {tu.get('cd_recheck_s', '-'):>5} " \
-                        f"{tu.get('ckpt_time', '-')}/{tu.get('ckpt_wal', '-')} {tu.get('autovacuum', '-'):>3}"
-                out.append(line)
+                for c in cfgs:     # no sysbench in the phase: no sysbench p99
+                    if st[c] and not st[c].get("sb_tps"):
+                        st[c] = dict(st[c], sb_p99_ms="")
+                name = next(x["phase"] for x in st.values() if x)
+                for c, x in st.items():
+                    per.setdefault((c, i, name), []).append(x)
+                rows_st.append((name, st))
+            out.append("  clients' figures")
+            out.append(f"  {'':<9} {'commits/s':<{w}}| {'pgbench p99 ms':<{w}}| {'sysbench p99 ms':<{w}}|")
+            out.append(f"  {'phase':<9}" + names * 3)
+            for name, st in rows_st:
+                out.append(f"  {name:<9}" + block(st, "commits_s", 0) + block(st, "pg_p99_ms", 1) +
+                           block(st, "sb_p99_ms", 1))
+            out.append("  walpilot's views (commits/s: walpilot.timeline; p99: walpilot.commit_latency at the phase's "
+                       "ends), the tune run's pilots and checkpoints")
+            out.append(f"  {'':<9} {'commits/s':<{w}}| {'p99 ms':<{w}}| tune: trial re-ck flush-pilot  WAL MB/s "
+                       "ckpt time/wal  autovacuum")
+            out.append(f"  {'phase':<9}" + names * 2)
+            for name, st in rows_st:
+                tu = st.get("tune", {})
+                out.append(f"  {name:<9}" + block(st, "wp_commits_s", 0) + block(st, "wp_p99_ms", 1) +
+                           f" {tu.get('cd_trial_s', '-'):>11} {tu.get('cd_recheck_s', '-'):>5} "
+                           f"{(tu.get('cf_trial_s') or 0) + (tu.get('cf_recheck_s') or 0) if tu else '-':>11} "
+                           f"{_f(tu.get('wal_mb_s'), 1):>9} {tu.get('ckpt_time', '-'):>9}/{tu.get('ckpt_wal', '-'):<3} "
+                           f"{tu.get('autovacuum', '-'):>10}")
             for c, r in rr.items():
                 tot = f"  whole day {c}: {r['tps']:.0f} commits/s, pgbench p99 {_f(r['p99_ms'])} ms, " \
                       f"{r['checkpoints']} checkpoints, {r['decisions']} decisions"
@@ -1115,6 +1133,7 @@ def _analyze_soak(ctx):
     out.append("  " + " ".join(f"{c[:14]:>14}" for c in ["t_min"] + cols))
     for s in ss:
         out.append("  " + " ".join(f"{str(s.get(c, ''))[:14]:>14}" for c in ["t_min"] + cols))
+    _soak_picture(ctx, ss)
     after = [s for s in ss if float(s["t_min"]) >= D.soak_warmup_min]
     flags = []
     if len(after) < 2:
@@ -1179,3 +1198,36 @@ def _analyze_soak(ctx):
     out.append("  soak: " + ("FLAG: " + "; ".join(flags) if flags else "no growth over 1 MB after the warm-up, "
                                                                           "no walpilot WARNING or ERROR"))
     return "\n".join(out)
+
+
+def _soak_picture(ctx, ss):
+    """soak.png: private memory of the worker and the postmaster, walpilot's
+    shared memory, and the rows of the views that grow, per sample"""
+    import shutil
+    if not shutil.which("gnuplot") or not ss:
+        return
+    cols = list(ss[0].keys())
+    f = os.path.join(ctx.out, "soak.csv")
+
+    def c(k):
+        return cols.index(k) + 1
+    mem = [(k, t) for k, t in (("worker_anon_kb", "worker RssAnon"), ("worker_rss_kb", "worker VmRSS"),
+                               ("pm_anon_kb", "postmaster RssAnon")) if k in cols]
+    rows = [k for k in cols if k.startswith("rows_") and len({s.get(k) for s in ss}) > 1] + \
+        [k for k in ("wp_log",) if k in cols]
+    gp = ["set terminal pngcairo size 1200,800 font ',9'", f"set output '{os.path.join(ctx.out, 'soak.png')}'",
+          "set termoption noenhanced", "set datafile separator ','", "set grid", "set key top left",
+          "set multiplot layout 2,1 title 'soak: walpilot worker and postmaster memory, shared memory, view rows'",
+          "set ylabel 'MB'", "set yrange [0:*]"]
+    gp.append("plot " + ", ".join(f"'{f}' using {c('t_min')}:(${c(k)}/1024) skip 1 with linespoints title '{t}'"
+                                  for k, t in mem) +
+              (f", '{f}' using {c('t_min')}:(${c('shmem_bytes')}/1048576) skip 1 with linespoints "
+               "title 'walpilot shared memory'" if "shmem_bytes" in cols else ""))
+    gp += ["set ylabel 'rows'", "set xlabel 'minutes'", "set logscale y", "set yrange [1:*]"]
+    if rows:
+        gp.append("plot " + ", ".join(f"'{f}' using {c('t_min')}:(${c(k)}+1) skip 1 with linespoints title '{k} + 1'"
+                                      for k in rows))
+    gp.append("unset multiplot")
+    p = subprocess.run(["gnuplot"], input="\n".join(gp), text=True, capture_output=True)
+    if p.returncode != 0:
+        log(f"gnuplot: {p.stderr[-500:]}")
