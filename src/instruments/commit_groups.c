@@ -8,9 +8,9 @@
  * backend did the WAL sync (commit timing's led_flush) led a group; at
  * COMMIT it files that flush under one reason:
  *
- *	count_reached	its commit_delay sleep was cut short by the gather's
- *					wake-up for a complete group (gather.c's handler tells
- *					us, in the sleep)
+ *	count_reached	its commit_delay sleep was cut short, or never begun,
+ *					by the gather's wake-up for a complete group (gather.c's
+ *					handler tells us; it drops the commit's delay)
  *	woken_early		the sleep was cut short by another SIGUSR1 (a
  *					procsignal, a wake-up that no longer matched), or, with
  *					commit_siblings 0, the commit took less than the delay
@@ -182,23 +182,30 @@ wp_commit_groups_pre_commit(const WpCommitContext *ctx)
 
 /*
  * wp_commit_groups_note_wakeup
- *		Called from gather.c's SIGUSR1 handler: if this backend is the flush
- *		leader asleep in commit_delay, the signal ends that sleep.  Records
- *		whether it was the gather's wake-up for a complete group and when,
- *		and publishes the group's reason before the flush, for its
- *		followers.  Async-signal-safe: memory reads and writes, one
- *		clock_gettime.
+ *		Called from gather.c's SIGUSR1 handler.  group_complete: the
+ *		gather's wake-up for this commit's complete group, which has set
+ *		the commit's commit_delay to 0, so its sleep ends here whether it
+ *		is running or has not begun (the sleep's argument is loaded after
+ *		this).  Otherwise: any other SIGUSR1, which ends the sleep only if
+ *		this backend is in it (the flush leader: WALWriteLock held, no wait
+ *		event).  Records which and when, and publishes the group's reason
+ *		before the flush, for its followers; the gather's wake-up wins over
+ *		an earlier other one.  Async-signal-safe: memory reads and writes,
+ *		one clock_gettime.
  */
 void
 wp_commit_groups_note_wakeup(bool group_complete)
 {
 	instr_time	now;
 
-	if (!in_durable_commit || woken != WP_WOKEN_NONE ||
-		delay_in_force <= 0 || MyProc == NULL || groups_shared == NULL)
+	if (!in_durable_commit || delay_in_force <= 0 || MyProc == NULL ||
+		groups_shared == NULL)
 		return;
-	if (!wp_wait_may_be_commit_delay(WP_READ_ONCE_U32(MyProc->wait_event_info)) ||
-		!LWLockHeldByMe(WALWriteLock))
+	if (woken == WP_WOKEN_GROUP || (woken == WP_WOKEN_OTHER && !group_complete))
+		return;
+	if (!group_complete &&
+		(!wp_wait_may_be_commit_delay(WP_READ_ONCE_U32(MyProc->wait_event_info)) ||
+		 !LWLockHeldByMe(WALWriteLock)))
 		return;
 	INSTR_TIME_SET_CURRENT(now);
 	woken_at_us = INSTR_TIME_GET_MICROSEC(now);

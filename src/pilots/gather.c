@@ -15,13 +15,18 @@
  * (measured: 3.0 commits per flush with 4 clients instead of 3.9).  The
  * flush leader sleeps in XLogFlush's pg_usleep(CommitDelay) holding
  * WALWriteLock; in PostgreSQL 15 that is a select(), which a signal cuts
- * short.  The backend whose arrival completes the group signals the
- * earliest-arrived backend still in commit whose wait event is empty --
- * the sleeping leader; followers wait on LWLock:WALWrite.  So the leader
- * sleeps only as long as the group needs to arrive, never longer than the
- * cap: the count-bounded wait PostgreSQL lacks.  For a lone committer
- * (G < 2) the delay is dropped to 0 for that commit.  None of this takes a
- * lock, allocates or can throw.
+ * short.  The backend whose arrival completes the group signals every
+ * arrival of that group whose wait event is empty: the sleeping leader is
+ * one of them (followers wait on LWLock:WALWrite), and so is any member
+ * still between its arrival and its flush.  Each one so woken drops its
+ * commit_delay to 0 for the rest of that commit, so a sleep that has not
+ * begun yet does not begin (its group is complete).  So the leader sleeps
+ * only as long as the group needs to arrive, never longer than the cap:
+ * the count-bounded wait PostgreSQL lacks.  For a lone committer (G < 2)
+ * the delay is dropped to 0 for that commit.  A session that sets
+ * commit_delay or commit_siblings itself is no member of gathered groups:
+ * it never arrives, so it is not counted in G either.  None of this takes
+ * a lock, allocates or can throw.
  *
  * The wake-up is safe against hitting the wrong process by construction.
  * The sender reads a pid in its scan and signals it a moment later; by
@@ -33,10 +38,11 @@
  * Before signalling, the sender writes a wake request into the target's
  * slot: a token of the arrival it saw there.  Regular backends wrap the
  * SIGUSR1 handler PostgreSQL installed (and nothing else: see
- * install_wake_handler) with one that acts on a request only when this
- * backend is the sleeping leader -- in a gathered commit whose arrival
- * matches the token, holding WALWriteLock, in the commit_delay sleep -- and
- * otherwise counts a misdirected wake-up and returns at once; it always
+ * install_wake_handler) with one that acts on a request only in a
+ * gathered commit whose arrival matches the token: it drops that commit's
+ * delay and, when this backend is the sleeping leader (holding
+ * WALWriteLock, in the commit_delay sleep), ends the sleep; any other
+ * receiver counts a misdirected wake-up and returns at once.  It always
  * calls PostgreSQL's handler after.
  *
  * The worker (controller) switches gather mode on and off and has this
@@ -108,6 +114,12 @@ static bool commit_in_flight = false;	/* a durable commit, tune mode */
 static volatile sig_atomic_t commit_counted = false;	/* ... counted as a
 														 * gather arrival */
 static struct sigaction pg_sigusr1;	/* the handler PostgreSQL installed */
+
+/*
+ * commit_delay as it was before this gathered commit, restored at its end;
+ * -1 outside one.  Saved before commit_counted is set: from then on the
+ * wake handler may set CommitDelay to 0.
+ */
 static int	saved_commit_delay = -1;
 
 Size
@@ -170,14 +182,31 @@ own_counter_add(pg_atomic_uint64 *c)
 }
 
 /*
+ * is_request_for_me
+ *		Was a request with this token meant for the gathered commit this
+ *		backend is in now?  Called in the signal handler: commit_counted is
+ *		a sig_atomic_t this backend sets around a gathered commit, and
+ *		arrived_us is our own slot (only we write it).
+ */
+static bool
+is_request_for_me(int slot, uint32 token)
+{
+	if (token == 0 || !commit_counted || MyProc == NULL)
+		return false;
+	return wake_token(pg_atomic_read_u64(&gather_slots[slot].s.arrived_us)) ==
+		token;
+}
+
+/*
  * is_sleeping_leader
- *		Is this backend the flush leader sleeping in commit_delay, the one a
- *		request with this token was meant for?  Called in the signal handler.
+ *		Is this backend, in the commit a request was meant for, the flush
+ *		leader in (or just before) its commit_delay sleep?  Called in the
+ *		signal handler.
  *
- * Async-signal-safe: every test reads memory only.  commit_counted is a
- * sig_atomic_t this backend sets around a gathered commit; arrived_us is
- * our own slot (only we write it).  In XLogFlush the sleep runs holding
- * WALWriteLock with no wait event reported, and nowhere else in a commit
+ * Async-signal-safe: every test reads memory only.  In XLogFlush the
+ * sleep runs holding WALWriteLock with no wait event reported (from taking
+ * the lock on, so a leader just before its sleep answers yes too: the
+ * dropped delay then skips the sleep), and nowhere else in a commit
  * does a backend hold WALWriteLock without a wait event for long.
  * LWLockHeldByMe() scans held_lwlocks[0 .. num_held_lwlocks), a
  * process-local array that only this process writes and that never moves:
@@ -190,13 +219,8 @@ own_counter_add(pg_atomic_uint64 *c)
  * wake-up.
  */
 static bool
-is_sleeping_leader(int slot, uint32 token)
+is_sleeping_leader(void)
 {
-	if (!commit_counted || MyProc == NULL)
-		return false;
-	if (wake_token(pg_atomic_read_u64(&gather_slots[slot].s.arrived_us)) !=
-		token)
-		return false;
 	if (!wp_wait_may_be_commit_delay(WP_READ_ONCE_U32(MyProc->wait_event_info)))
 		return false;
 	return LWLockHeldByMe(WALWriteLock);
@@ -237,13 +261,18 @@ wait_for_waker(void)
  * wake_signal_handler
  *		SIGUSR1 in a regular backend that wrapped PostgreSQL's handler.
  *
- * A pending wake request is taken (and cleared) first.  Only the sleeping
- * leader acts on it: it waits for the waker and returns, and the return
- * ends the sleep (select() or nanosleep() fails with EINTR).  Anyone else
- * counts a misdirected wake-up and returns at once.  Either way commit
- * groups learns whether a commit_delay sleep ended here, and why.
- * PostgreSQL's handler runs after, in every case, so procsignals are never
- * lost.
+ * A pending wake request is taken (and cleared) first.  A request meant
+ * for the gathered commit this backend is in says that commit's group is
+ * complete: the commit's commit_delay drops to 0 (wp_gather_end restores
+ * it), so a sleep that has not started does not start -- XLogFlush loads
+ * CommitDelay for pg_usleep only after its MinimumActiveBackends() call,
+ * and a signal that lands between taking WALWriteLock and the sleep would
+ * otherwise be lost and the sleep run in full.  The sleeping leader then
+ * waits for the waker and returns, and the return ends a sleep that is
+ * running (select() or nanosleep() fails with EINTR).  Anyone else counts
+ * a misdirected wake-up and returns at once.  Either way commit groups
+ * learns whether a commit_delay sleep ended here, and why.  PostgreSQL's
+ * handler runs after, in every case, so procsignals are never lost.
  */
 static void
 wake_signal_handler(int signo, siginfo_t *info, void *context)
@@ -254,9 +283,13 @@ wake_signal_handler(int signo, siginfo_t *info, void *context)
 	{
 		int			slot = wp_my_proc_number();
 		uint32		token;
+		bool		mine;
 
 		token = pg_atomic_exchange_u32(&gather_slots[slot].s.wake_request, 0);
-		if (token != 0 && is_sleeping_leader(slot, token))
+		mine = is_request_for_me(slot, token);
+		if (mine)
+			CommitDelay = 0;	/* saved before commit_counted was set */
+		if (mine && is_sleeping_leader())
 		{
 			wait_for_waker();
 			wp_commit_groups_note_wakeup(true);
@@ -265,8 +298,8 @@ wake_signal_handler(int signo, siginfo_t *info, void *context)
 		{
 			if (token != 0)
 				own_counter_add(&gather_slots[slot].s.wakeups_misdirected);
-			/* any other SIGUSR1 also ends a commit_delay sleep */
-			wp_commit_groups_note_wakeup(false);
+			/* a member not yet at its flush: the sleep will not begin */
+			wp_commit_groups_note_wakeup(mine);
 		}
 	}
 
@@ -361,6 +394,18 @@ wp_gather_wake_backend(int slot, int pid, uint64 arrival_us)
 	(void) kill(pid, SIGUSR1);
 }
 
+/* Could slot i's backend, arrived at a, be the sleeping leader now? */
+static inline bool
+may_be_sleeping(int i, uint64 a, uint64 closed, uint64 my_arrival)
+{
+	/*
+	 * No wait event up to 18, Timeout:CommitDelay from 19: followers wait
+	 * on LWLock:WALWrite.
+	 */
+	return a > closed && a <= my_arrival &&
+		wp_wait_may_be_commit_delay(WP_READ_ONCE_U32(ProcGlobal->allProcs[i].wait_event_info));
+}
+
 /*
  * wake_leader
  *		The group may be complete: if G backends have arrived since the last
@@ -372,6 +417,18 @@ wp_gather_wake_backend(int slot, int pid, uint64 arrival_us)
  * whole extra flush (0.5 % of commits at 8 clients).  So this scan counts
  * only arrivals after the previous group's closing arrival, and the
  * compare-and-swap of that time lets exactly one arrival close a group.
+ *
+ * Which of them sleeps cannot be told from outside: a member descheduled,
+ * or still running (ON COMMIT actions, say), between its arrival and its
+ * flush shows no wait event either, and may have arrived before the
+ * leader.  Signalling only the earliest such arrival woke that member and
+ * left the real leader asleep for the whole cap (later scans skip it: its
+ * arrival is no longer fresh).  So every arrival of the closed group that
+ * shows no wait event is signalled; a member that is not the sleeping
+ * leader counts a misdirected wake-up and drops its delay (its group is
+ * complete), and so does the closing arrival itself.  The extra cost is
+ * one kill() per member caught between its arrival and its place in the
+ * WALWriteLock queue, usually none.
  */
 static void
 wake_leader(int my_slot, uint64 my_arrival, uint32 group)
@@ -380,20 +437,14 @@ wake_leader(int my_slot, uint64 my_arrival, uint32 group)
 	int			hi = (int) pg_atomic_read_u32(&gather->max_slot);
 	uint64		closed = pg_atomic_read_u64(&gather->group_closed_us);
 	uint32		fresh = 1;		/* this arrival */
-	int			best_pid = 0;
-	int			best_slot = -1;
-	uint64		best_arrival = PG_UINT64_MAX;
+	bool		sleeper = false;
 	int			i;
 
-	/*
-	 * The leader is the earliest fresh arrival in the commit_delay sleep
-	 * (no wait event up to 18, Timeout:CommitDelay from 19): followers
-	 * wait on LWLock:WALWrite.
-	 */
+	if (my_arrival <= closed)
+		return;
 	for (i = lo; i < hi; i++)
 	{
 		uint64		a;
-		PGPROC	   *proc;
 
 		if (i == my_slot)
 			continue;
@@ -401,27 +452,37 @@ wake_leader(int my_slot, uint64 my_arrival, uint32 group)
 		if (a == 0 || a <= closed)
 			continue;
 		fresh++;
-		if (a >= best_arrival)
-			continue;
-		proc = &ProcGlobal->allProcs[i];
-		if (!wp_wait_may_be_commit_delay(WP_READ_ONCE_U32(proc->wait_event_info)))
-			continue;
-		best_pid = WP_READ_ONCE_I32(proc->pid);
-		best_slot = i;
-		best_arrival = a;
+		if (!sleeper && may_be_sleeping(i, a, closed, my_arrival))
+			sleeper = true;
 	}
-	if (fresh < group || best_pid <= 0 || my_arrival <= closed)
+	if (fresh < group || !sleeper)
 		return;
 	if (!pg_atomic_compare_exchange_u64(&gather->group_closed_us, &closed,
 										my_arrival))
 		return;					/* another arrival closed it */
 
-	/* still the same commit in that slot? (narrows, cannot close, the race) */
-	if (pg_atomic_read_u64(&gather_slots[best_slot].s.arrived_us) !=
-		best_arrival)
-		return;
 	pg_atomic_write_u32(&gather->waker_slot, (uint32) my_slot);
-	wp_gather_wake_backend(best_slot, best_pid, best_arrival);
+	/*
+	 * The closing arrival is a member too: should it miss the leader's
+	 * flush and lead the next one, its arrival is not fresh there and
+	 * nothing would wake it.
+	 */
+	CommitDelay = 0;
+	/* closed still holds the previous group's closing arrival */
+	for (i = lo; i < hi; i++)
+	{
+		uint64		a;
+		int			pid;
+
+		if (i == my_slot)
+			continue;
+		a = pg_atomic_read_u64(&gather_slots[i].s.arrived_us);
+		if (a == 0 || !may_be_sleeping(i, a, closed, my_arrival))
+			continue;
+		pid = WP_READ_ONCE_I32(ProcGlobal->allProcs[i].pid);
+		if (pid > 0)
+			wp_gather_wake_backend(i, pid, a);
+	}
 }
 
 /*
@@ -444,6 +505,14 @@ wp_gather_pre_commit(const WpCommitContext *ctx)
 		wp_mode != WP_MODE_TUNE)
 		return;
 
+	/*
+	 * A session that sets the pair itself never arrives in a gathered
+	 * group: it must not count in G either, or no group ever reaches its
+	 * count while it commits and every leader sleeps the whole cap.
+	 */
+	if (wp_settings_session_owns_pair())
+		return;
+
 	/* tune mode: the worker needs to know who commits (the group size) */
 	commit_in_flight = true;
 	slot = wp_my_proc_number();
@@ -453,8 +522,7 @@ wp_gather_pre_commit(const WpCommitContext *ctx)
 	if ((uint32) slot < pg_atomic_read_u32(&gather->min_slot))
 		pg_atomic_write_u32(&gather->min_slot, (uint32) slot);
 	install_wake_handler(slot);
-	if (!pg_atomic_read_u32(&gather->gather_on) ||
-		wp_settings_session_owns_pair())
+	if (!pg_atomic_read_u32(&gather->gather_on))
 		return;
 
 	/* gather mode: count this arrival (commit timing's start stamp) */
@@ -464,16 +532,16 @@ wp_gather_pre_commit(const WpCommitContext *ctx)
 		INSTR_TIME_SET_CURRENT(arrival);
 		now = INSTR_TIME_GET_MICROSEC(arrival);
 	}
-	commit_counted = true;
 	pg_atomic_write_u64(&gather_slots[slot].s.arrived_us, now);
+	saved_commit_delay = CommitDelay;
+	/* the handler acts (and may zero CommitDelay) only from here on */
+	pg_compiler_barrier();
+	commit_counted = true;
 	n = pg_atomic_add_fetch_u32(&gather->in_commit, 1);
 
 	group = pg_atomic_read_u32(&gather->gather_group);
 	if (group < 2)
-	{
-		saved_commit_delay = CommitDelay;
 		CommitDelay = 0;		/* nobody to wait for */
-	}
 	else if (n >= group)
 		wake_leader(slot, now, group);
 }
@@ -491,7 +559,11 @@ wp_gather_end(const WpCommitContext *ctx)
 {
 	int			slot;
 	uint64		end = ctx->end_us;
+	bool		counted = commit_counted;
 
+	/* out of the gathered commit first: the handler no longer touches it */
+	commit_counted = false;
+	pg_compiler_barrier();
 	if (saved_commit_delay >= 0)
 	{
 		CommitDelay = saved_commit_delay;
@@ -510,9 +582,8 @@ wp_gather_end(const WpCommitContext *ctx)
 		end = INSTR_TIME_GET_MICROSEC(now);
 	}
 	pg_atomic_write_u64(&gather_slots[slot].s.last_commit_at, end);
-	if (!commit_counted)
+	if (!counted)
 		return;
-	commit_counted = false;
 	pg_atomic_write_u64(&gather_slots[slot].s.arrived_us, 0);
 	pg_atomic_fetch_sub_u32(&gather->in_commit, 1);
 }
