@@ -93,19 +93,58 @@ wp_worker_register(void)
  * instance ControlFileLock or walpilot's own lock, and taking that lock
  * again here would wait forever -- and with it every reader.  A worker
  * never holds a lock across the tick, so releasing them all is safe.
+ *
+ * Nothing here may fail: during proc_exit an ERROR is promoted to FATAL,
+ * which no PG_TRY catches and which re-enters proc_exit past this
+ * callback.  So first what cannot fail -- no worker (the checkpointer then
+ * starts its next checkpoint with the configured checkpoint_flush_after),
+ * the pilots' values withdrawn in shared memory -- and no file work at all:
+ * the max_wal_size line goes in the main loop's shutdown path, and after
+ * any other exit (an error, the postmaster's death) the next worker takes
+ * it back at its start.
  */
 static void
 worker_detach(int code, Datum arg)
 {
 	LWLockReleaseAll();
-	wp_pilot_stop("walpilot worker exiting");
-	/* ALTER SYSTEM needs a transaction of its own; the next worker cleans up */
-	if (!IsTransactionOrTransactionBlock())
-		wp_wal_size_pilot_stop("walpilot worker exiting");
 	pg_atomic_write_u32(&wp_shared->worker_pid, 0);
+	wp_ckpt_setting_publish_configured();
+	wp_pilot_stop("walpilot worker exiting");
 	LWLockAcquire(wp_shared->lock, LW_EXCLUSIVE);
 	wp_shared->worker_started_at = 0;
 	LWLockRelease(wp_shared->lock);
+}
+
+/*
+ * worker_shutdown
+ *		SIGTERM: walpilot's max_wal_size line goes before the worker exits,
+ *		here, where an error can still be caught (see worker_detach).  A
+ *		failure is a WARNING; the next worker takes the line back.
+ */
+static void
+worker_shutdown(void)
+{
+	MemoryContext oldcxt = CurrentMemoryContext;
+
+	PG_TRY();
+	{
+		wp_wal_size_pilot_stop("walpilot worker exiting");
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(oldcxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		LWLockReleaseAll();
+		ereport(WARNING,
+				(errmsg("walpilot could not take its max_wal_size back as the worker exited: %s",
+						edata->message),
+				 errdetail("The next walpilot worker takes it back when it starts.")));
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
 }
 
 /*
@@ -280,7 +319,7 @@ walpilot_worker_main(Datum main_arg)
 
 	ereport(LOG,
 			(errmsg("walpilot worker shutting down")));
-	wp_wal_size_pilot_stop("walpilot worker exiting");
+	worker_shutdown();
 
 	/* Status 1: a terminated worker is restarted like a failed one. */
 	proc_exit(1);
