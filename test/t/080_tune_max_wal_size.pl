@@ -292,10 +292,13 @@ like($s{report}, qr/^  max_wal_size: raised by walpilot \(the DBA's 32MB, in for
 {
 	my $sysid = $node->safe_psql('postgres', 'SELECT system_identifier FROM pg_control_system()');
 	my $len = length($s{file});
-	like($s{record}, qr/\Awalpilot 1\nsystem $sysid\ntimeline 1\nvalue \Q$raised\E\nfloor 32MB\nmtime \d+\nbytes $len\n/,
+	like($s{record}, qr/\Awalpilot 2\nsystem $sysid\ntimeline 1\nvalue \Q$raised\E\nfloor 32MB\ninode \d+ \d+\nbytes $len\n/,
 		'raised: walpilot\'s record: this system and timeline, its value and the DBA\'s floor');
 	is(substr($s{record}, -$len), $s{file},
 		'raised: the record ends with postgresql.auto.conf as walpilot wrote it');
+	my ($ino) = $s{record} =~ /^inode \d+ (\d+)$/m;
+	is((stat($autoconf))[1] . ' ' . ((stat("$pgdata/pg_walpilot/pgsql_tmp.max_wal_size.conf"))[1] // 'none'),
+		"$ino $ino", 'raised: walpilot holds the inode it wrote by a hard link the record names');
 }
 is($node->safe_psql('postgres',
 		q{SELECT sourcefile LIKE '%/postgresql.auto.conf' FROM pg_settings WHERE name = 'max_wal_size'}),
