@@ -268,17 +268,36 @@ extern void wp_wal_counters(WpWalCounters *c);
 #endif
 
 /*
- * The untranslated format of the log_checkpoints end message
- * (ErrorData.message_id), kind being "checkpoint" or "restartpoint": 17
- * appended the LSNs, 18 the SLRU buffers.
+ * The untranslated formats of the log_checkpoints messages
+ * (ErrorData.message_id), kind being "checkpoint" or "restartpoint".
+ * Start: up to 18 the flag words (" time", " wal", ...) are eight string
+ * arguments; 19 joins them first and passes one.  End: 17 appended the
+ * LSNs, 18 the SLRU buffers; 19 repeats the flag words after "complete:"
+ * and prints LSNs zero-padded (%X/%08X, as LSN_FORMAT_ARGS' comment in
+ * access/xlogdefs.h now says).  19 also renamed the immediate flag
+ * (CHECKPOINT_IMMEDIATE became CHECKPOINT_FAST): its word is " fast".
  */
+#if PG_VERSION_NUM >= 190000
+#define WP_CKPT_START_FMT(kind)	kind " starting:%s"
+#define WP_CKPT_FLAG_FAST		"fast"
+#else
+#define WP_CKPT_START_FMT(kind)	kind " starting:%s%s%s%s%s%s%s%s"
+#define WP_CKPT_FLAG_FAST		"immediate"
+#endif
 #define WP_CKPT_END_FMT_15(kind) \
 	kind " complete: wrote %d buffers (%.1f%%); " \
 	"%d WAL file(s) added, %d removed, %d recycled; " \
 	"write=%ld.%03d s, sync=%ld.%03d s, total=%ld.%03d s; " \
 	"sync files=%d, longest=%ld.%03d s, average=%ld.%03d s; " \
 	"distance=%d kB, estimate=%d kB"
-#if PG_VERSION_NUM >= 180000
+#if PG_VERSION_NUM >= 190000
+#define WP_CKPT_END_FMT(kind) \
+	kind " complete:%s: wrote %d buffers (%.1f%%), wrote %d SLRU buffers; " \
+	"%d WAL file(s) added, %d removed, %d recycled; " \
+	"write=%ld.%03d s, sync=%ld.%03d s, total=%ld.%03d s; " \
+	"sync files=%d, longest=%ld.%03d s, average=%ld.%03d s; " \
+	"distance=%d kB, estimate=%d kB; lsn=%X/%08X, redo lsn=%X/%08X"
+#elif PG_VERSION_NUM >= 180000
 #define WP_CKPT_END_FMT(kind) \
 	kind " complete: wrote %d buffers (%.1f%%), wrote %d SLRU buffers; " \
 	"%d WAL file(s) added, %d removed, %d recycled; " \

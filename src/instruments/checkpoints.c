@@ -91,11 +91,9 @@
  * The exact format strings of xlog.c:LogCheckpointStart/End, for
  * checkpoints and for a standby's restartpoints (compat.h: per version).
  */
-static const char *const ckpt_start_fmt =
-"checkpoint starting:%s%s%s%s%s%s%s%s";
+static const char *const ckpt_start_fmt = WP_CKPT_START_FMT("checkpoint");
 static const char *const ckpt_end_fmt = WP_CKPT_END_FMT("checkpoint");
-static const char *const restart_start_fmt =
-"restartpoint starting:%s%s%s%s%s%s%s%s";
+static const char *const restart_start_fmt = WP_CKPT_START_FMT("restartpoint");
 static const char *const restart_end_fmt = WP_CKPT_END_FMT("restartpoint");
 
 typedef struct WpCheckpoint
@@ -231,7 +229,7 @@ reason_from_flags(const char *msg)
 		return "shutdown";
 	if (has_flag(msg, "end-of-recovery"))
 		return "end-of-recovery";
-	if (has_flag(msg, "immediate"))
+	if (has_flag(msg, WP_CKPT_FLAG_FAST))
 		return "requested";
 	if (has_flag(msg, "wal"))
 		return "wal";
