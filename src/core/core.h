@@ -18,6 +18,7 @@
 #include "postgres.h"
 
 #include "port/atomics.h"
+#include "port/pg_bitutils.h"
 #include "storage/lwlock.h"
 #include "utils/guc.h"
 #include "utils/timestamp.h"
@@ -111,8 +112,26 @@ typedef struct WpCommitContext
 #define WP_HIST_BUCKETS \
 	(WP_HIST_EXACT + (WP_HIST_MAX_LOG2 - 3) * WP_HIST_SUB + 1)
 
+/*
+ * wp_hist_bucket
+ *		Histogram bucket of a latency in microseconds.  Inline: every
+ *		durable commit files its latency (commit timing, commit phases).
+ */
+static inline int
+wp_hist_bucket(uint64 us)
+{
+	int			e;
+
+	if (us < WP_HIST_EXACT)
+		return (int) us;
+	e = pg_leftmost_one_pos64(us);
+	if (e >= WP_HIST_MAX_LOG2)
+		return WP_HIST_BUCKETS - 1;
+	return WP_HIST_EXACT + (e - 3) * WP_HIST_SUB +
+		(int) ((us >> (e - 2)) & (WP_HIST_SUB - 1));
+}
+
 /* histogram.c: the histogram's shape, pure functions */
-extern int	wp_hist_bucket(uint64 us);
 extern uint64 wp_hist_lower_us(int bucket);
 extern int64 wp_hist_upper_us(int bucket);
 extern double wp_hist_percentile(const uint64 *hist, uint64 total,

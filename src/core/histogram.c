@@ -23,24 +23,6 @@
 #include "core.h"
 
 /*
- * wp_hist_bucket
- *		Histogram bucket of a latency in microseconds.
- */
-int
-wp_hist_bucket(uint64 us)
-{
-	int			e;
-
-	if (us < WP_HIST_EXACT)
-		return (int) us;
-	e = pg_leftmost_one_pos64(us);
-	if (e >= WP_HIST_MAX_LOG2)
-		return WP_HIST_BUCKETS - 1;
-	return WP_HIST_EXACT + (e - 3) * WP_HIST_SUB +
-		(int) ((us >> (e - 2)) & (WP_HIST_SUB - 1));
-}
-
-/*
  * wp_hist_lower_us / wp_hist_upper_us
  *		Bounds of a bucket: [lower, upper) in microseconds; the last bucket
  *		has no upper bound (-1).

@@ -9,18 +9,25 @@
  * hands a per-commit context to its observers, always in this order:
  *
  *	PRE_COMMIT	commit timing (start stamp, WAL sync counters),
- *				the session settings applier, the gather (counts arrival),
- *				commit groups (notes the delay the flush will run with)
+ *				the session settings applier, the gather (counts arrival;
+ *				durable commits in tune mode only), commit groups (notes
+ *				the delay the flush will run with)
  *	COMMIT		commit timing (takes the end stamp first: nothing else
  *				belongs in the timed window; sets end and led_flush),
  *				commit groups (why the flush closed; sets the leader's
- *				sleep), commit phases (splits the commit's time), the
- *				gather (reuses the end stamp)
- *	ABORT		commit timing, commit groups, the gather
+ *				sleep), commit phases (splits the commit's time; timed
+ *				commits only), the gather (reuses the end stamp; only
+ *				after its PRE_COMMIT)
+ *	ABORT		commit timing, commit groups, the gather (as at COMMIT)
  *
  * and, after all of them, at COMMIT only: a DROP EXTENSION walpilot this
  * transaction ran (noted by the object-access hook, forgotten when its
  * transaction or subtransaction aborts) takes effect.
+ *
+ * Most transactions write nothing: one without an xid costs a test, the
+ * settings applier's check of its generation, and at COMMIT a test.  An
+ * observer is not called when the context says it has nothing to do (its
+ * own first test would return), which spares the calls.
  *
  * "Durable" is RecordTransactionCommit's test: an xid and WAL written with
  * synchronous_commit above off, or relations dropped (their files go only
@@ -31,8 +38,9 @@
  * commit of the transaction that runs it.
  *
  * Observers are peers: none calls another, and each reads only the
- * context (commit timing and commit groups add to it at COMMIT).  Parallel workers get the PARALLEL_* events and are ignored.
- * Nothing here takes a lock or can raise an error; the one allocation is
+ * context (commit timing and commit groups add to it at COMMIT).
+ * Parallel workers get the PARALLEL_* events and are ignored.  Nothing
+ * here takes a lock or can raise an error; the one allocation is
  * smgrGetPendingDeletes' array, for a non-durable commit that drops
  * relations.
  *
@@ -55,6 +63,9 @@
 
 /* The current top-level transaction's context, PRE_COMMIT to COMMIT. */
 static WpCommitContext commit_ctx;
+
+/* The gather's PRE_COMMIT ran: its end runs at COMMIT or ABORT. */
+static bool gather_called = false;
 
 /*
  * A DROP EXTENSION walpilot in this transaction: the innermost live
@@ -142,44 +153,98 @@ extension_dropped(void)
 	wp_pilot_request_hold_off(by, 0);
 }
 
+/*
+ * commit_path_pre_commit
+ *		PRE_COMMIT of a transaction with an xid: classify it, call the
+ *		observers.
+ */
+static pg_noinline void
+commit_path_pre_commit(void)
+{
+	classify_commit(&commit_ctx);
+	wp_commit_timing_pre_commit(&commit_ctx);
+	(void) wp_settings_apply_in_backend();
+	/* the gather has work only for a durable commit in tune mode */
+	if (commit_ctx.durable && wp_mode == WP_MODE_TUNE)
+	{
+		gather_called = true;
+		wp_gather_pre_commit(&commit_ctx);
+	}
+	wp_commit_groups_pre_commit(&commit_ctx);
+}
+
+/*
+ * commit_path_commit
+ *		COMMIT of a transaction that had an xid at PRE_COMMIT (or ran a DROP
+ *		EXTENSION walpilot).
+ */
+static pg_noinline void
+commit_path_commit(void)
+{
+	wp_commit_timing_commit(&commit_ctx);
+	wp_commit_groups_commit(&commit_ctx);
+	/* phases split timed durable commits only */
+	if (commit_ctx.end_us != 0)
+		wp_commit_phases_commit(&commit_ctx);
+	if (gather_called)
+	{
+		gather_called = false;
+		wp_gather_end(&commit_ctx);
+	}
+	memset(&commit_ctx, 0, sizeof(WpCommitContext));
+	if (drop_subid != InvalidSubTransactionId)
+	{
+		drop_subid = InvalidSubTransactionId;
+		extension_dropped();
+	}
+}
+
+/*
+ * commit_path_abort
+ *		ABORT, whether or not PRE_COMMIT ran.
+ */
+static pg_noinline void
+commit_path_abort(void)
+{
+	commit_ctx.end_us = 0;
+	wp_commit_timing_abort(&commit_ctx);
+	wp_commit_groups_abort();
+	if (gather_called)
+	{
+		gather_called = false;
+		wp_gather_end(&commit_ctx);
+	}
+	memset(&commit_ctx, 0, sizeof(WpCommitContext));
+	drop_subid = InvalidSubTransactionId;
+}
+
+/*
+ * wp_commit_path_callback
+ *		Every transaction end.  The work is in the functions above, so that
+ *		a transaction without an xid, the common case, runs no prologue of
+ *		theirs: no xid means no commit record, nothing to time, count or
+ *		gather, and every observer's state already clear (COMMIT and ABORT
+ *		clear it).  Only a newly published setting is applied then, so that
+ *		SHOW in a read-only session sees it as before.
+ */
 static void
 wp_commit_path_callback(XactEvent event, void *arg)
 {
-	switch (event)
+	if (event == XACT_EVENT_PRE_COMMIT)
 	{
-		case XACT_EVENT_PRE_COMMIT:
-			classify_commit(&commit_ctx);
-			wp_commit_timing_pre_commit(&commit_ctx);
+		if (TransactionIdIsValid(GetTopTransactionIdIfAny()))
+			commit_path_pre_commit();
+		else
 			(void) wp_settings_apply_in_backend();
-			wp_gather_pre_commit(&commit_ctx);
-			wp_commit_groups_pre_commit(&commit_ctx);
-			break;
-
-		case XACT_EVENT_COMMIT:
-			wp_commit_timing_commit(&commit_ctx);
-			wp_commit_groups_commit(&commit_ctx);
-			wp_commit_phases_commit(&commit_ctx);
-			wp_gather_end(&commit_ctx);
-			memset(&commit_ctx, 0, sizeof(WpCommitContext));
-			if (drop_subid != InvalidSubTransactionId)
-			{
-				drop_subid = InvalidSubTransactionId;
-				extension_dropped();
-			}
-			break;
-
-		case XACT_EVENT_ABORT:
-			commit_ctx.end_us = 0;
-			wp_commit_timing_abort(&commit_ctx);
-			wp_commit_groups_abort();
-			wp_gather_end(&commit_ctx);
-			memset(&commit_ctx, 0, sizeof(WpCommitContext));
-			drop_subid = InvalidSubTransactionId;
-			break;
-
-		default:
-			break;
 	}
+	else if (event == XACT_EVENT_COMMIT)
+	{
+		/* no xid at PRE_COMMIT leaves the context clear */
+		if (commit_ctx.has_xid || drop_subid != InvalidSubTransactionId)
+			commit_path_commit();
+	}
+	else if (event == XACT_EVENT_ABORT)
+		commit_path_abort();
 }
 
 /*

@@ -181,11 +181,27 @@ wp_commit_timing_shmem_init(void)
 }
 
 /*
+ * now_us
+ *		The monotonic clock in microseconds.  Read into a static buffer: a
+ *		local whose address is taken would cost the commit path's
+ *		functions a stack-protector check.  Backend-local, and the signal
+ *		handlers do not use it.
+ */
+static instr_time clock_buf;
+
+static inline uint64
+now_us(void)
+{
+	INSTR_TIME_SET_CURRENT(clock_buf);
+	return INSTR_TIME_GET_MICROSEC(clock_buf);
+}
+
+/*
  * record_commit
  *		Add one finished commit to our own slot.  Commit path: no lock, no
  *		allocation, no error.
  */
-static void
+static inline void
 record_commit(WpCommitSlot *s, uint64 us, bool led)
 {
 	uint64		epoch = pg_atomic_read_u32(&commit_shared->max_epoch);
@@ -220,10 +236,7 @@ wp_commit_timing_pre_commit(WpCommitContext *ctx)
 		pending = ctx->durable ? WP_PENDING_DURABLE : WP_PENDING_ASYNC;
 		if (pending == WP_PENDING_DURABLE)
 		{
-			instr_time	now;
-
-			INSTR_TIME_SET_CURRENT(now);
-			pending_start_us = INSTR_TIME_GET_MICROSEC(now);
+			pending_start_us = now_us();
 			ctx->start_us = pending_start_us;
 		}
 #if WP_HAVE_LEADER_DETECTION
@@ -246,13 +259,10 @@ wp_commit_timing_commit(WpCommitContext *ctx)
 	if (pending == WP_PENDING_DURABLE)
 	{
 		/* the end stamp first: nothing else belongs in the window */
-		instr_time	now;
-		uint64		end_us;
+		uint64		end_us = now_us();
 		uint64		us;
 		bool		led = false;
 
-		INSTR_TIME_SET_CURRENT(now);
-		end_us = INSTR_TIME_GET_MICROSEC(now);
 		us = (end_us > pending_start_us) ? end_us - pending_start_us : 0;
 
 #if WP_HAVE_LEADER_DETECTION
@@ -278,12 +288,10 @@ wp_commit_timing_commit(WpCommitContext *ctx)
 			TimestampTz end = GetCurrentTimestamp();
 			TimestampTz start = GetCurrentTransactionStopTimestamp();
 			uint64		us = (end > start) ? (uint64) (end - start) : 0;
-			instr_time	now;
 
-			INSTR_TIME_SET_CURRENT(now);
 			record_commit(slot_at(wp_my_proc_number()), us, true);
 			ctx->durable = true;
-			ctx->end_us = INSTR_TIME_GET_MICROSEC(now);
+			ctx->end_us = now_us();
 			ctx->start_us = ctx->end_us - Min(us, ctx->end_us);
 			ctx->led_flush = true;
 			pending = WP_PENDING_NONE;

@@ -293,22 +293,35 @@ wp_settings_session_owns_pair(void)
  * mode or in a parallel worker, where nothing can be applied.  Not in
  * walpilot's worker either, whose values are the configured ones.
  */
+static pg_noinline bool apply_in_backend_slow(void);
+
 bool
 wp_settings_apply_in_backend(void)
 {
+	if (settings == NULL)
+		return false;
+	/* every transaction: kept free of the slow path's frame and locals */
+	if (likely(pg_atomic_read_u32(&settings->generation) == applied_generation &&
+			   pair_owned_by_session() == applied_owned))
+		return true;
+	return apply_in_backend_slow();
+}
+
+/*
+ * apply_in_backend_slow
+ *		wp_settings_apply_in_backend when a target or the pair's owner
+ *		changed since this backend last applied.
+ */
+static pg_noinline bool
+apply_in_backend_slow(void)
+{
+	bool		owned = pair_owned_by_session();
 	bool		managed;
 	int32		targets[WP_NUM_KNOBS];
 	uint32		generation;
-	bool		owned;
 	bool		ok = true;
 	int			i;
 
-	if (settings == NULL)
-		return false;
-	owned = pair_owned_by_session();
-	if (pg_atomic_read_u32(&settings->generation) == applied_generation &&
-		owned == applied_owned)
-		return true;
 	if (IsInParallelMode() || IsParallelWorker() ||
 		pg_atomic_read_u32(&wp_shared->worker_pid) == (uint32) MyProcPid)
 		return false;

@@ -1,7 +1,8 @@
 # DROP EXTENSION walpilot acts when it commits: a DROP that rolls back
 # (whole transaction or savepoint) changes nothing; a committed DROP, in
 # any database, puts the configured values back and is on record with its
-# database for the status.
+# database for the status; so does a DROP OWNED that drops the extension,
+# run from a function.
 #
 # As in 036, targets are published through wp_settings_publish from a
 # small C module, in observe mode, so the controller publishes nothing.
@@ -97,6 +98,29 @@ is($node->safe_psql('postgres', $in_force), '0|5',
 	'a committed DROP in another database puts the configured values back');
 is($node->safe_psql('postgres', 'SELECT last_drop_probe()'), 'db2',
 	'the drop is on record with its database');
+
+# Dropped another way than by DROP EXTENSION: DROP OWNED of the role
+# that created it, run from a function (SPI).
+$node->safe_psql('postgres', 'SELECT publish_probe(true, 1000, 0)');
+is($node->safe_psql('postgres', $in_force), '1000|0', 'published again');
+$node->safe_psql('postgres', q{
+CREATE ROLE wp_owner SUPERUSER;
+CREATE DATABASE db3;
+});
+$node->safe_psql('db3',
+	'SET ROLE wp_owner; CREATE EXTENSION walpilot; RESET ROLE;');
+$node->safe_psql('db3', q{
+CREATE FUNCTION drop_all() RETURNS void LANGUAGE plpgsql
+  AS $$ BEGIN EXECUTE 'DROP OWNED BY wp_owner'; END $$;
+SELECT drop_all();
+});
+is($node->safe_psql('db3',
+		q{SELECT count(*) FROM pg_extension WHERE extname = 'walpilot'}), '0',
+	'DROP OWNED dropped the extension');
+is($node->safe_psql('postgres', $in_force), '0|5',
+	'a DROP OWNED that drops the extension puts the configured values back');
+is($node->safe_psql('postgres', 'SELECT last_drop_probe()'), 'db3',
+	'that drop is on record with its database');
 
 $node->stop;
 done_testing();
