@@ -213,6 +213,7 @@ class Recorder:
         self.pilot = []            # (t, [{pilot, state, setting, candidate}])
         self.soak = []             # sample dicts
         self.decisions = {}        # (t, setting, reason) -> row
+        self.wp = {}               # second -> walpilot.timeline's (commits, p99 us, WAL bytes)
         self.bulk = {}             # phase index -> [statements, rows, truncates, timeouts]
         self.pending = []          # (kind, phase index, path/prefix, t_start)
         self.lock = threading.Lock()
@@ -327,7 +328,22 @@ class Recorder:
         ph["t1"] = time.time()
         ph["hist1"] = self.hist()
         self.fetch_decisions()
+        self.fetch_timeline(ph["t0"] - 1)
         log(f"    {name}{f' (day {it + 1})' if it else ''}: {ph['t1'] - ph['t0']:.0f} s")
+
+    def fetch_timeline(self, since):
+        """walpilot.timeline's seconds since `since` (kept as they come: a
+        soak outlasts walpilot.history_size)"""
+        if not self.has_wp:
+            return
+        p = self.cl.psql("SELECT coalesce(json_agg(json_build_array(extract(epoch FROM ts)::float8, commits, "
+                         "commit_p99_us, wal_bytes)), '[]') FROM walpilot.timeline "
+                         f"WHERE ts >= to_timestamp({since})", check=False)
+        try:
+            for t, c, p99, wb in json.loads(p.stdout.strip() or "[]"):
+                self.wp[int(t - self.t0)] = (c, p99, wb)
+        except ValueError:
+            pass
 
     def fetch_decisions(self):
         if not self.has_wp:
@@ -686,6 +702,7 @@ def day_run(ctx, cfg, wl, clients, rep, order):
     if sc.soak:
         rec.soak.append(rec.soak_sample())
     rec.fetch_decisions()
+    rec.fetch_timeline(rec.phases[-1]["t0"] - 1 if rec.phases else rec.t0 - 1)
     rec.parse_pending()
     base = f"{cfg.group}__day__{cfg.name}__r{rep}".replace("/", "_")
     return _finish(ctx, cfg, rec, rep, order, base, t1, got, static)
@@ -738,16 +755,7 @@ def _finish(ctx, cfg, rec, rep, order, base, t1, got, static):
     t0 = rec.t0
     n = int(math.ceil(t1 - t0))
     # walpilot's per-second timeline over the run
-    wp = {}
-    if rec.has_wp:
-        p = cl.psql("SELECT coalesce(json_agg(json_build_array(extract(epoch FROM ts)::float8, commits, "
-                    "commit_p99_us, wal_bytes)), '[]') FROM walpilot.timeline "
-                    f"WHERE ts >= to_timestamp({t0 - 1})", check=False)
-        try:
-            for t, c, p99, wb in json.loads(p.stdout.strip() or "[]"):
-                wp[int(t - t0)] = (c, p99, wb)
-        except ValueError:
-            pass
+    wp = rec.wp
     # the pilots' state per second
     pstate = {}
     for t, ps in rec.pilot:
