@@ -406,8 +406,17 @@ control_file_redo(TimestampTz now)
 		ErrorData  *edata;
 
 		MemoryContextSwitchTo(ctx);
+
+		/*
+		 * The ERROR reset the interrupt holdoff that LWLockAcquire took;
+		 * take it again for LWLockRelease to resume, as LWLockReleaseAll
+		 * does.
+		 */
 		if (LWLockHeldByMe(ControlFileLock))
+		{
+			HOLD_INTERRUPTS();
 			LWLockRelease(ControlFileLock);
+		}
 		edata = CopyErrorData();
 		FlushErrorState();
 		ereport(LOG,

@@ -892,8 +892,12 @@ under_lock(LWLockMode mode, LockedStep step, void *arg, char *why, size_t len)
 		ErrorData  *edata;
 
 		MemoryContextSwitchTo(oldcxt);
+		/* the ERROR reset LWLockAcquire's interrupt holdoff: take it again */
 		if (LWLockHeldByMe(AutoFileLock))
+		{
+			HOLD_INTERRUPTS();
 			LWLockRelease(AutoFileLock);
+		}
 		if (tmp_fd >= 0)
 		{
 			close(tmp_fd);
