@@ -1,0 +1,223 @@
+/*-------------------------------------------------------------------------
+ *
+ * pilot_schedule.c
+ *		When the generic pilot controller acts: hold-offs, the periodic
+ *		re-check, shifts of the load, and trials that never overlap.
+ *
+ * A hold-off keeps a pilot from searching until a time (or
+ * walpilot.tune_interval from when it began), with a decision row that
+ * says why.  A held choice is re-checked every walpilot.tune_interval, or
+ * sooner while it is new for a knob with first_recheck_s.  A hold watches
+ * for a shift of the load: one of the knob's contexts, or its load level,
+ * moved for WP_SHIFT_WINDOWS windows.  A trial that is due waits while
+ * another pilot's trial runs.  The state machine that asks is in pilot.c.
+ *
+ * IDENTIFICATION
+ *	  src/pilots/pilot_schedule.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "utils/timestamp.h"
+
+#include "pilot_internal.h"
+
+/* walpilot.tune_interval from t */
+TimestampTz
+wp_pilot_tune_interval_from(TimestampTz t)
+{
+	return t + (TimestampTz) wp_tune_interval_s * USECS_PER_SEC;
+}
+
+/*
+ * wp_pilot_recheck_due
+ *		When the held choice is re-checked: walpilot.tune_interval after the
+ *		hold began, or sooner for a knob with first_recheck_s while its
+ *		choice is new (recheck_s doubles with every re-check passed).
+ */
+TimestampTz
+wp_pilot_recheck_due(WpPilotRun *r)
+{
+	int			s = wp_tune_interval_s;
+
+	if (r->managing && r->recheck_s > 0 && r->recheck_s < s)
+		s = r->recheck_s;
+	return r->hold_since + (TimestampTz) s * USECS_PER_SEC;
+}
+
+/*
+ * wp_pilot_hold_end
+ *		When the hold-off ends (0: none).  walpilot.tune_interval is read
+ *		per call, so a reload that shortens it ends a running hold-off.
+ */
+TimestampTz
+wp_pilot_hold_end(WpPilotRun *r)
+{
+	if (r->hold_from == 0)
+		return 0;
+	return r->hold_fixed != 0 ? r->hold_fixed :
+		wp_pilot_tune_interval_from(r->hold_from);
+}
+
+/*
+ * wp_pilot_hold_off
+ *		No new search before until (0: walpilot.tune_interval from now); a
+ *		decision row and a LOG line say why.
+ */
+void
+wp_pilot_hold_off(WpPilotRun *r, TimestampTz until, const char *why,
+				  const char *evidence)
+{
+	char		t[64];
+	char		reason[WP_DECISION_TEXT];
+
+	r->hold_from = GetCurrentTimestamp();
+	r->hold_fixed = until;
+	strlcpy(r->hold_why, why, sizeof(r->hold_why));
+	format_time(wp_pilot_hold_end(r), t, sizeof(t));
+	snprintf(reason, sizeof(reason), "held off until %s%s: %s", t,
+			 until == 0 ? " (walpilot.tune_interval)" : "", why);
+	wp_decision_log(r->def->name, "-", "-", reason, evidence);
+}
+
+/*---- shifts of the load ----*/
+
+/*
+ * context_shifted
+ *		Has one of the knob's contexts moved by WP_CONTEXT_SHIFT from what
+ *		the hold's first window saw?  That window sets the reference; the
+ *		first context that moved is named in r->shift_why.
+ */
+static bool
+context_shifted(WpPilotRun *r, const WpPilotLoad *load)
+{
+	int			k;
+
+	if (!r->hold_ref_set)
+	{
+		memcpy(r->hold_ref, load->context, sizeof(r->hold_ref));
+		r->hold_ref_set = true;
+		return false;
+	}
+	for (k = 0; k < WP_PILOT_CONTEXTS; k++)
+	{
+		double		then = r->hold_ref[k];
+		double		now = load->context[k];
+
+		if (then <= 0 || now <= 0)
+			continue;
+		if (now > then * WP_CONTEXT_SHIFT || now < then / WP_CONTEXT_SHIFT)
+		{
+			const char *name = r->def->context_names[k] ?
+				r->def->context_names[k] : "context";
+
+			snprintf(r->shift_why, sizeof(r->shift_why),
+					 "%s moved from %.1f to %.1f (x%.2f, needs x%.1f for %d windows)",
+					 name, then, now, now / then, WP_CONTEXT_SHIFT,
+					 DEF_INT(r->def->shift_windows, WP_SHIFT_WINDOWS));
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * wp_pilot_shifted
+ *		Has the load moved in this window of a hold?  For a knob with
+ *		shift_by_context one of its contexts (context_shifted); for the
+ *		others the load level and latency (or the window's own levels) by
+ *		the knob's shift_ratio from the level the hold watches.  What moved
+ *		is named in r->shift_why.
+ */
+bool
+wp_pilot_shifted(WpPilotRun *r, const WpPilotWindow *w, const WpPilotLoad *load)
+{
+	double		shift = DEF_DBL(r->def->shift_ratio, WP_SHIFT_RATIO);
+	double		l0 = w->has_levels ? w->level[0] : w->metric;
+	double		l1 = w->has_levels ? w->level[1] : w->p50_us;
+
+	if (r->def->shift_by_context)
+		return context_shifted(r, load);
+	if (r->level_metric <= 0 && w->has_levels)
+	{
+		/* the first window of this hold sets the level */
+		r->level_metric = l0;
+		r->level_p50 = l1;
+	}
+	if (r->level_metric > 0 &&
+		(l0 > r->level_metric * shift ||
+		 l0 < r->level_metric / shift ||
+		 (r->level_p50 > 0 && (l1 > r->level_p50 * shift ||
+							   l1 < r->level_p50 / shift))))
+	{
+		snprintf(r->shift_why, sizeof(r->shift_why),
+				 "the load level moved from %.0f to %.0f",
+				 r->level_metric, l0);
+		return true;
+	}
+	return false;
+}
+
+/*---- trials never overlap ----*/
+
+/*
+ * other_trial
+ *		Another pilot whose trial runs now (-1: none).  A trial of one
+ *		knob would bias the other's windows (a commit_delay candidate
+ *		changes the commits a checkpoint window sees; a checkpoint
+ *		trial's storms change the flush time of commit_delay's windows).
+ */
+static int
+other_trial(WpPilotRun *r)
+{
+	int			i;
+
+	for (i = 0; i < WP_NUM_PILOTS; i++)
+		if (&wp_pilot_runs[i] != r && wp_pilot_runs[i].state == WP_PS_TRIAL)
+			return i;
+	return -1;
+}
+
+/*
+ * wp_pilot_wait_for_other
+ *		A trial of this pilot is due: true (and the reason says so) when it
+ *		must wait for another pilot's trial to end.  The first wait writes
+ *		a decision row.
+ */
+bool
+wp_pilot_wait_for_other(WpPilotRun *r, const char *what)
+{
+	int			o = other_trial(r);
+	char		why[160];
+
+	if (o < 0)
+	{
+		if (r->waited)
+			ereport(LOG,
+					(errmsg("walpilot %s pilot: no other trial runs now, its %s starts",
+							r->def->name, what)));
+		r->waiting = r->waited = false;
+		return false;
+	}
+	snprintf(why, sizeof(why),
+			 "waiting: the %s trial runs, this %s starts after it (trials never overlap)",
+			 wp_pilot_runs[o].def->name, what);
+	if (!r->waited)
+		wp_decision_log(r->def->name, "-", "-", why, NULL);
+	r->waiting = true;
+	strlcpy(r->reason, why, sizeof(r->reason));
+	return true;
+}
+
+/* another pilot waits for a trial of its own (-1: none) */
+int
+wp_pilot_other_waiting(WpPilotRun *r)
+{
+	int			i;
+
+	for (i = 0; i < WP_NUM_PILOTS; i++)
+		if (&wp_pilot_runs[i] != r && wp_pilot_runs[i].waiting)
+			return i;
+	return -1;
+}
