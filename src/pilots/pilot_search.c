@@ -483,8 +483,9 @@ wp_pilot_trial_window(WpPilotRun *r, const WpPilotWindow *w, TimestampTz now)
 		finish_trial(r, now);
 	else
 		wp_pilot_apply(r, wp_trial_window_is_candidate(&r->trial) ?
-			  &r->candidate :
-			  (r->kind == WP_TK_CANDIDATE ? &r->current : &r->configured));
+					   &r->candidate :
+					   (r->kind == WP_TK_CANDIDATE ? &r->current :
+						&r->configured));
 	if (r->state == WP_PS_TRIAL)
 		snprintf(r->reason, sizeof(r->reason), "%s: %s",
 				 r->kind == WP_TK_RECHECK ? "re-check" : "trial",
