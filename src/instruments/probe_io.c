@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * probe_io.c
- *		The storage probe and the sleep-resolution probe.
+ *		The storage probe: walpilot.probe(), the periodic probe and the
+ *		pilot's confirming probe.
  *
  * The storage probe does what pg_test_fsync does, but the way this server
  * writes WAL: in the directory pg_wal really resolves to, into a
@@ -29,10 +30,8 @@
  * The worker's automatic probes (walpilot.probe_interval and the pilot's
  * confirmation) use a file of WP_PERIODIC_OPS pages, not a segment.
  *
- * The sleep probe times pg_usleep(), the primitive commit_delay uses, for
- * the delays a pilot would request.  The worker runs it once after it
- * starts, one sleep per tick so that it never stalls the worker for long;
- * walpilot.probe() also runs it in the calling backend.
+ * The sleep probe, which walpilot.probe() and the worker's tick also run,
+ * is in probe_sleep.c; probe_internal.h is what the two files share.
  *
  * With walpilot.mode = off the worker neither probes nor estimates;
  * walpilot.probe() still works when called.
@@ -78,19 +77,14 @@
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
-#include "instruments.h"
+#include "probe_internal.h"
 
 #define WP_PROBE_FILE_PREFIX	"walpilot_probe"
 #define WP_PROBE_MAX_SAMPLES	100000
-#define WP_SLEEP_SAMPLES		20
 #define WP_PERIODIC_OPS			20
 #define WP_PERIODIC_MAX_MS		250
 #define WP_PERIODIC_FILE_SIZE	(WP_PERIODIC_OPS * XLOG_BLCKSZ)
 #define WP_PROBE_FREE_SEGMENTS	8	/* WAL segments a probe leaves free */
-
-/* Delays (µs) the sleep probe asks pg_usleep for. */
-static const int sleep_delays_us[WP_SLEEP_DELAYS] =
-{10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000};
 
 /*
  * Every wal_sync_method name PostgreSQL knows, in the server's order; the
@@ -127,13 +121,7 @@ static const WpMethodDef method_defs[WP_PROBE_METHODS] = {
 #endif
 };
 
-typedef struct WpStorageShared
-{
-	pg_atomic_uint32 probe_owner;	/* pid running a probe, 0 = none */
-	WpProbeSnapshot res;		/* protected by wp_shared->lock */
-} WpStorageShared;
-
-static WpStorageShared *wp_storage = NULL;
+WpStorageShared *wp_storage = NULL;
 
 /*---- per-process probe state for cleanup ----*/
 static char probe_path[MAXPGPATH] = "";
@@ -143,8 +131,6 @@ static bool probe_owned = false;
 static bool probe_exit_registered = false;
 
 /*---- worker-local state ----*/
-static int	sleep_next = -1;	/* next sleep sample, -1 = not started */
-static double *sleep_samples = NULL;
 static TimestampTz next_periodic_at = 0;
 static TimestampTz next_second_at = 0;
 
@@ -174,35 +160,6 @@ wp_probe_shmem_init(void)
 }
 
 /*---- small helpers ----*/
-
-static int
-cmp_double(const void *a, const void *b)
-{
-	double		x = *(const double *) a;
-	double		y = *(const double *) b;
-
-	return (x > y) - (x < y);
-}
-
-/*
- * quantile_sorted
- *		Nearest-rank quantile q (0..1) of n sorted values.
- */
-static double
-quantile_sorted(const double *v, int n, double q)
-{
-	int			k;
-
-	if (n <= 0)
-		return 0;
-	k = (int) ceil(q * n) - 1;
-	if (k < 0)
-		k = 0;
-	if (k >= n)
-		k = n - 1;
-	return v[k];
-}
-
 static const WpMethodDef *
 find_method(const char *name)
 {
@@ -564,78 +521,6 @@ measure_method(const WpMethodDef *def, int writes, double max_ms,
 	return true;
 }
 
-/*
- * run_sleep_probe_now
- *		Time pg_usleep for every delay, samples_per_delay times, in this
- *		process, and publish the overshoot.
- */
-static void
-run_sleep_probe_now(int samples_per_delay)
-{
-	WpSleepRow	rows[WP_SLEEP_DELAYS];
-	double	   *v = palloc(sizeof(double) * samples_per_delay);
-	int			d,
-				s;
-
-	for (d = 0; d < WP_SLEEP_DELAYS; d++)
-	{
-		double		sum = 0;
-
-		for (s = 0; s < samples_per_delay; s++)
-		{
-			instr_time	t0,
-						t1;
-
-			CHECK_FOR_INTERRUPTS();
-			INSTR_TIME_SET_CURRENT(t0);
-			pg_usleep(sleep_delays_us[d]);
-			INSTR_TIME_SET_CURRENT(t1);
-			INSTR_TIME_SUBTRACT(t1, t0);
-			v[s] = (double) INSTR_TIME_GET_MICROSEC(t1) - sleep_delays_us[d];
-			sum += v[s];
-		}
-		qsort(v, samples_per_delay, sizeof(double), cmp_double);
-		rows[d].requested_us = sleep_delays_us[d];
-		rows[d].samples = samples_per_delay;
-		rows[d].mean_over_us = sum / samples_per_delay;
-		rows[d].p50_over_us = quantile_sorted(v, samples_per_delay, 0.50);
-		rows[d].p99_over_us = quantile_sorted(v, samples_per_delay, 0.99);
-	}
-	pfree(v);
-
-	LWLockAcquire(wp_shared->lock, LW_EXCLUSIVE);
-	memcpy(wp_storage->res.sleep_rows, rows, sizeof(rows));
-	wp_storage->res.sleep_at = GetCurrentTimestamp();
-	LWLockRelease(wp_shared->lock);
-}
-
-/*
- * wp_probe_sleep_overshoot_us
- *		For the pilot: the measured p50 and p99 overshoot of a sleep of about
- *		requested_us (the nearest probed delay).  false when never measured.
- */
-bool
-wp_probe_sleep_overshoot_us(int requested_us, double *p50_us, double *p99_us)
-{
-	int			best = -1;
-	int			d;
-	bool		ok;
-
-	for (d = 0; d < WP_SLEEP_DELAYS; d++)
-	{
-		if (best < 0 ||
-			abs(sleep_delays_us[d] - requested_us) <
-			abs(sleep_delays_us[best] - requested_us))
-			best = d;
-	}
-	LWLockAcquire(wp_shared->lock, LW_SHARED);
-	ok = wp_storage->res.sleep_at != 0;
-	*p50_us = wp_storage->res.sleep_rows[best].p50_over_us;
-	*p99_us = wp_storage->res.sleep_rows[best].p99_over_us;
-	LWLockRelease(wp_shared->lock);
-	return ok;
-}
-
 /*---- walpilot.probe() and walpilot.storage ----*/
 
 /*
@@ -724,7 +609,7 @@ wp_probe_run(double seconds, const bool *selected, WpProbeRow *rows,
 	}
 
 	/* Sleep overshoot as a backend (a flush leader) sees it. */
-	run_sleep_probe_now(WP_SLEEP_SAMPLES);
+	wp_probe_sleep_run(WP_SLEEP_SAMPLES);
 
 	LWLockAcquire(wp_shared->lock, LW_EXCLUSIVE);
 	strlcpy(wp_storage->res.wal_dir, wal_dir, MAXPGPATH);
@@ -895,61 +780,6 @@ wp_probe_confirm_flush_us(double *p50_us)
 	return true;
 }
 
-/*
- * sleep_probe_step
- *		One sample of the worker's spread-out sleep probe per tick; publishes
- *		the rows once every delay has WP_SLEEP_SAMPLES samples.
- */
-static void
-sleep_probe_step(void)
-{
-	int			d,
-				s;
-	instr_time	t0,
-				t1;
-
-	if (sleep_next < 0 || sleep_next >= WP_SLEEP_DELAYS * WP_SLEEP_SAMPLES)
-		return;
-	if (sleep_samples == NULL)
-		sleep_samples = MemoryContextAlloc(TopMemoryContext,
-										   sizeof(double) * WP_SLEEP_DELAYS * WP_SLEEP_SAMPLES);
-	d = sleep_next / WP_SLEEP_SAMPLES;
-	INSTR_TIME_SET_CURRENT(t0);
-	pg_usleep(sleep_delays_us[d]);
-	INSTR_TIME_SET_CURRENT(t1);
-	INSTR_TIME_SUBTRACT(t1, t0);
-	sleep_samples[sleep_next] =
-		(double) INSTR_TIME_GET_MICROSEC(t1) - sleep_delays_us[d];
-	sleep_next++;
-
-	if (sleep_next == WP_SLEEP_DELAYS * WP_SLEEP_SAMPLES)
-	{
-		WpSleepRow	rows[WP_SLEEP_DELAYS];
-
-		for (d = 0; d < WP_SLEEP_DELAYS; d++)
-		{
-			double	   *v = sleep_samples + d * WP_SLEEP_SAMPLES;
-			double		sum = 0;
-
-			for (s = 0; s < WP_SLEEP_SAMPLES; s++)
-				sum += v[s];
-			qsort(v, WP_SLEEP_SAMPLES, sizeof(double), cmp_double);
-			rows[d].requested_us = sleep_delays_us[d];
-			rows[d].samples = WP_SLEEP_SAMPLES;
-			rows[d].mean_over_us = sum / WP_SLEEP_SAMPLES;
-			rows[d].p50_over_us = quantile_sorted(v, WP_SLEEP_SAMPLES, 0.50);
-			rows[d].p99_over_us = quantile_sorted(v, WP_SLEEP_SAMPLES, 0.99);
-		}
-		LWLockAcquire(wp_shared->lock, LW_EXCLUSIVE);
-		/* a probe() run in a backend in the meantime is as good */
-		if (wp_storage->res.sleep_at == 0)
-		{
-			memcpy(wp_storage->res.sleep_rows, rows, sizeof(rows));
-			wp_storage->res.sleep_at = GetCurrentTimestamp();
-		}
-		LWLockRelease(wp_shared->lock);
-	}
-}
 
 /*
  * wp_probe_worker_start
@@ -1025,9 +855,7 @@ wp_probe_worker_tick(TimestampTz now, bool pilot_in_trial)
 		return;
 	}
 
-	if (sleep_next < 0)
-		sleep_next = 0;
-	sleep_probe_step();
+	wp_probe_sleep_step();
 
 	if (now < next_second_at)
 		return;
@@ -1047,4 +875,3 @@ wp_probe_worker_tick(TimestampTz now, bool pilot_in_trial)
 	else
 		next_periodic_at = 0;
 }
-
