@@ -5,11 +5,12 @@
  *
  * Two detectors feed one ring of WP_CKPT_HISTORY records:
  *
- * - An emit_log_hook (installed by _PG_init in the postmaster, inherited by
- *   the checkpointer) recognises the checkpointer's own log lines by their
- *   untranslated format string (ErrorData.message_id).  At "checkpoint
- *   starting" it first has settings_checkpointer.c apply walpilot's
- *   checkpoint_flush_after (before BufferSync reads it), then opens a
+ * - The hub's emit_log_hook (hub/walpilot.c, installed by _PG_init in the
+ *   postmaster, inherited by the checkpointer) hands every log line here,
+ *   which recognises the checkpointer's own lines by their untranslated
+ *   format string (ErrorData.message_id).  At "checkpoint starting" the
+ *   hook first has settings_checkpointer.c apply walpilot's
+ *   checkpoint_flush_after (before BufferSync reads it), then this opens a
  *   record with the start time, the reason (from the flag words), the new
  *   redo pointer and the checkpoint_flush_after in force; at "checkpoint
  *   complete" it runs in the
@@ -39,7 +40,7 @@
  *
  * Commit columns (commits, commit latency during and outside the
  * checkpoint, stall seconds) come from the per-second commit data behind
- * walpilot.h's wp_commit_window()/wp_commit_seconds_between(); the worker
+ * instruments.h's wp_commit_window()/wp_commit_seconds_between(); the worker
  * fills them in a couple of seconds after the checkpoint ended.
  *
  * Shared state: the region "walpilot checkpoints", protected by its own

@@ -82,7 +82,8 @@ static bool tick_standby = false;
 /*
  * wp_pilot_apply
  *		Publish v.  A knob that cannot (a file that cannot be written)
- *		marks the pilot broken; pilot_step() then stops it.
+ *		marks the pilot broken; wp_pilot_tick() then stops it
+ *		(wp_pilot_stop_broken).
  */
 bool
 wp_pilot_apply(WpPilotRun *r, const WpPilotValue *v)

@@ -4,11 +4,13 @@
  *		The generic pilot controller and the per-knob table it is driven by.
  *
  * A pilot tunes one knob (commit_delay with commit_siblings; checkpoint
- * flushing) by on-line trials.  pilot.c owns what every pilot does alike:
- * the idle / trial / hold state machine, engage and idle streaks, shift
- * detection, the periodic re-check, hold-offs, fall-back to the configured
- * value, decision rows and the state published for walpilot.status.  A
- * knob brings a WpPilotDef: its configured value and whether the DBA
+ * flushing) by on-line trials.  The generic controller owns what every
+ * pilot does alike: the idle / trial / hold state machine, engage and idle
+ * streaks and fall-back to the configured value (pilot.c), the search and
+ * its trials' decision rows (pilot_search.c), shift detection, the
+ * periodic re-check and hold-offs (pilot_schedule.c), and the state
+ * published for walpilot.status (pilot_status.c).  A knob brings a
+ * WpPilotDef: its configured value and whether the DBA
  * pinned it, how to apply and describe a value, its search candidates, its
  * engage test and its trial window.
  *
@@ -141,7 +143,8 @@ typedef struct WpPilotDef
 	void		(*tick) (TimestampTz now);
 
 	/*
-	 * Added for event windows; zero or NULL keeps the defaults of pilot.c.
+	 * Added for event windows; zero or NULL keeps the controller's defaults
+	 * (pilot_internal.h).
 	 *
 	 * rung: candidates form a ladder (step s is rung s) and the search
 	 * tries the neighbours of the current choice first -- the next rung
@@ -195,6 +198,6 @@ typedef struct WpPilotDef
 extern const WpPilotDef wp_pilot_commit_delay;
 extern const WpPilotDef wp_pilot_checkpoint_flush;
 
-/* pilot.c's other entry points are in walpilot.h */
+/* the controller's entry points are in pilots.h */
 
 #endif							/* WALPILOT_PILOT_H */

@@ -56,7 +56,9 @@ extern WP_VISIBLE void wp_gather_wake_backend(int slot, int pid,
 extern WP_VISIBLE void wp_gather_wakeup_counts(uint64 *sent,
 											   uint64 *misdirected);
 
-/*---- pilot.c: the generic controller; pilot_commit_delay.c its first table ----*/
+/*---- the generic controller ----*/
+/* pilot.c: the tick, stop and worker start, whether a trial runs;
+ * pilot_status.c: its region, status and rows, hold-off requests */
 extern Size wp_pilot_shmem_size(void);
 extern void wp_pilot_shmem_init(void);
 extern void wp_pilot_tick(TimestampTz now, bool standby);

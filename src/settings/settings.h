@@ -73,6 +73,7 @@ extern bool wp_ckpt_setting_describe(WpSettingRow *out);
 extern char *wp_format_kb(int64 kb);
 
 /*---- settings_alter_system.c: max_wal_size through ALTER SYSTEM ----*/
+/* (the file itself is written by settings_auto_conf.c) */
 #define WP_AS_VALUE_LEN		32
 #define WP_AS_NOTE_LEN		256
 extern Size wp_alter_system_shmem_size(void);

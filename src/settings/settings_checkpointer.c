@@ -6,7 +6,7 @@
  * Only the checkpointer reads checkpoint_flush_after: BufferSync hands
  * WritebackContextInit a pointer to it when a checkpoint starts writing.
  * The checkpointer logs "checkpoint starting" just before that, and
- * walpilot's emit_log_hook (checkpoints.c) runs in the checkpointer for
+ * walpilot's emit_log_hook (hub/walpilot.c) runs in the checkpointer for
  * that line; it calls wp_ckpt_setting_at_checkpoint_start(), which applies
  * the target the worker published here, with source PGC_S_DYNAMIC_DEFAULT.
  *

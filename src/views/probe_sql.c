@@ -5,8 +5,8 @@
  *		flush estimate's SQL side.
  *
  * Arguments are checked here; the measuring is the probe's
- * (instruments/probe_io.c).  Rows are formed from copies, with no lock
- * held.
+ * (instruments/probe_io.c; the sleep probe, instruments/probe_sleep.c).
+ * Rows are formed from copies, with no lock held.
  *
  * IDENTIFICATION
  *	  src/views/probe_sql.c
