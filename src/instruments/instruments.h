@@ -314,7 +314,7 @@ extern bool wp_ckpt_max_wal_size(const WpCheckpointRecord *ck, int nck,
 extern void wp_ckpt_max_wal_size_evidence(const WpWalSizeAnalysis *a,
 											WpEvidence *e);
 
-/*---- probe_io.c: the storage probe and the sleep probe ----*/
+/*---- probe_io.c: the storage probe; probe_sleep.c: the sleep probe ----*/
 #define WP_PROBE_METHODS		5	/* every wal_sync_method PostgreSQL knows */
 #define WP_PROBE_ROWS			(WP_PROBE_METHODS * 2)
 #define WP_PROBE_NOTE_LEN		160
