@@ -35,6 +35,26 @@ static int	sleep_next = -1;	/* next sleep sample, -1 = not started */
 static double *sleep_samples = NULL;
 
 /*
+ * sleep_row
+ *		Delay d's row from its n overshoot samples (sorted here).
+ */
+static void
+sleep_row(int d, double *v, int n, WpSleepRow *row)
+{
+	double		sum = 0;
+	int			s;
+
+	for (s = 0; s < n; s++)
+		sum += v[s];
+	qsort(v, n, sizeof(double), cmp_double);
+	row->requested_us = sleep_delays_us[d];
+	row->samples = n;
+	row->mean_over_us = sum / n;
+	row->p50_over_us = quantile_sorted(v, n, 0.50);
+	row->p99_over_us = quantile_sorted(v, n, 0.99);
+}
+
+/*
  * wp_probe_sleep_run
  *		Time pg_usleep for every delay, samples_per_delay times, in this
  *		process, and publish the overshoot.
@@ -49,8 +69,6 @@ wp_probe_sleep_run(int samples_per_delay)
 
 	for (d = 0; d < WP_SLEEP_DELAYS; d++)
 	{
-		double		sum = 0;
-
 		for (s = 0; s < samples_per_delay; s++)
 		{
 			instr_time	t0,
@@ -62,14 +80,8 @@ wp_probe_sleep_run(int samples_per_delay)
 			INSTR_TIME_SET_CURRENT(t1);
 			INSTR_TIME_SUBTRACT(t1, t0);
 			v[s] = (double) INSTR_TIME_GET_MICROSEC(t1) - sleep_delays_us[d];
-			sum += v[s];
 		}
-		qsort(v, samples_per_delay, sizeof(double), cmp_double);
-		rows[d].requested_us = sleep_delays_us[d];
-		rows[d].samples = samples_per_delay;
-		rows[d].mean_over_us = sum / samples_per_delay;
-		rows[d].p50_over_us = quantile_sorted(v, samples_per_delay, 0.50);
-		rows[d].p99_over_us = quantile_sorted(v, samples_per_delay, 0.99);
+		sleep_row(d, v, samples_per_delay, &rows[d]);
 	}
 	pfree(v);
 
@@ -115,8 +127,7 @@ wp_probe_sleep_overshoot_us(int requested_us, double *p50_us, double *p99_us)
 void
 wp_probe_sleep_step(void)
 {
-	int			d,
-				s;
+	int			d;
 	instr_time	t0,
 				t1;
 
@@ -141,19 +152,8 @@ wp_probe_sleep_step(void)
 		WpSleepRow	rows[WP_SLEEP_DELAYS];
 
 		for (d = 0; d < WP_SLEEP_DELAYS; d++)
-		{
-			double	   *v = sleep_samples + d * WP_SLEEP_SAMPLES;
-			double		sum = 0;
-
-			for (s = 0; s < WP_SLEEP_SAMPLES; s++)
-				sum += v[s];
-			qsort(v, WP_SLEEP_SAMPLES, sizeof(double), cmp_double);
-			rows[d].requested_us = sleep_delays_us[d];
-			rows[d].samples = WP_SLEEP_SAMPLES;
-			rows[d].mean_over_us = sum / WP_SLEEP_SAMPLES;
-			rows[d].p50_over_us = quantile_sorted(v, WP_SLEEP_SAMPLES, 0.50);
-			rows[d].p99_over_us = quantile_sorted(v, WP_SLEEP_SAMPLES, 0.99);
-		}
+			sleep_row(d, sleep_samples + d * WP_SLEEP_SAMPLES,
+					  WP_SLEEP_SAMPLES, &rows[d]);
 		LWLockAcquire(wp_shared->lock, LW_EXCLUSIVE);
 		/* a probe() run in a backend in the meantime is as good */
 		if (wp_storage->res.sleep_at == 0)
