@@ -32,9 +32,9 @@ wp_shmem_size(void)
 	/* instruments */
 	size = add_size(size, wp_sampler_shmem_size());
 	size = add_size(size, wp_timeline_shmem_size());
-	size = add_size(size, wp_commit_timing_shmem_size());
-	size = add_size(size, wp_commit_groups_shmem_size());
-	size = add_size(size, wp_commit_phases_shmem_size());
+	size = add_size(size, wp_backend_slots_shmem_size(&wp_commit_timing_slots));
+	size = add_size(size, wp_backend_slots_shmem_size(&wp_commit_groups_slots));
+	size = add_size(size, wp_backend_slots_shmem_size(&wp_commit_phases_slots));
 	size = add_size(size, wp_checkpoints_shmem_size());
 	size = add_size(size, wp_probe_shmem_size());
 	size = add_size(size, wp_flush_estimate_shmem_size());
@@ -78,9 +78,9 @@ wp_shmem_startup(void)
 	wp_probe_shmem_init();
 	wp_flush_estimate_shmem_init();
 	wp_checkpoints_shmem_init();
-	wp_commit_timing_shmem_init();
-	wp_commit_groups_shmem_init();
-	wp_commit_phases_shmem_init();
+	wp_backend_slots_attach(&wp_commit_timing_slots);
+	wp_backend_slots_attach(&wp_commit_groups_slots);
+	wp_backend_slots_attach(&wp_commit_phases_slots);
 	wp_sampler_shmem_init();
 	wp_timeline_shmem_init();
 	LWLockRelease(AddinShmemInitLock);

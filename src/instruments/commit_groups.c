@@ -31,10 +31,16 @@
  * follower's attribution can be off by one group when the reasons
  * alternate.
  *
- * Same rules as commit timing: one padded slot per PGPROC, written only by
- * its backend (plain loads and stores), summed by readers; nothing here
- * takes a lock, allocates or can fail in the commit path.  The handler
- * part is async-signal-safe: memory reads and writes, clock_gettime.
+ * The no_delay row, the common case, is not counted here: it is commit
+ * timing's flushes led and durable commits less the other rows' (readers
+ * and the worker subtract), so a commit without a sleep writes nothing
+ * but a changed last_reason.
+ *
+ * Same rules as commit timing: one padded slot per PGPROC
+ * (backend_slots.c), written only by its backend (plain loads and
+ * stores), summed by readers; nothing here takes a lock, allocates or can
+ * fail in the commit path.  The handler part is async-signal-safe: memory
+ * reads and writes, clock_gettime.
  *
  * IDENTIFICATION
  *	  src/instruments/commit_groups.c
@@ -54,27 +60,38 @@
 #include "storage/shmem.h"
 #include "utils/memutils.h"
 
+#include "backend_slots.h"
 #include "instruments.h"
 
-/* One backend's counters, per flushing reason; one writer (the owner). */
-typedef struct WpGroupSlot
-{
-	pg_atomic_uint64 groups[WP_GROUP_NUM_REASONS];
-	pg_atomic_uint64 commits[WP_GROUP_NUM_REASONS];
-	pg_atomic_uint64 wait_us[WP_GROUP_NUM_REASONS];
-} WpGroupSlot;
-
-#define WP_GROUP_SLOT_STRIDE	TYPEALIGN(PG_CACHE_LINE_SIZE, sizeof(WpGroupSlot))
+/*
+ * A slot: the counters of WpGroupTotals, in its order (the groups
+ * published).  The no_delay row is not counted here (below).
+ */
+#define GT(field)		WP_SLOT_INDEX(WpGroupTotals, field)
 
 typedef struct WpGroupsShared
 {
-	int			nslots;
 	pg_atomic_uint32 last_reason;	/* of the latest commit-led flush */
-	WpGroupTotals baseline;		/* at the last reset; wp_shared->lock */
 } WpGroupsShared;
 
-static WpGroupsShared *groups_shared = NULL;
-static char *group_slots = NULL;
+static void
+groups_init_header(void *header)
+{
+	pg_atomic_init_u32(&((WpGroupsShared *) header)->last_reason,
+					   WP_GROUP_NO_DELAY);
+}
+
+WpBackendSlots wp_commit_groups_slots = {
+	.name = "walpilot commit groups",
+	.header_size = sizeof(WpGroupsShared),
+	.slot_size = sizeof(WpGroupTotals),
+	.ncounters = (int) (sizeof(WpGroupTotals) / sizeof(uint64)),
+	.npublish = WP_GROUP_NUM_REASONS,	/* groups[] */
+	.ntracked = WP_GROUP_NUM_REASONS,
+	.init_header = groups_init_header,
+};
+
+#define groups_shared	((WpGroupsShared *) wp_commit_groups_slots.header)
 
 /* Wake-ups the handler saw in this backend's commit_delay sleep. */
 #define WP_WOKEN_NONE		0
@@ -88,8 +105,8 @@ static volatile sig_atomic_t delay_in_force = 0;	/* commit_delay, us */
 static uint64 woken_at_us;		/* monotonic; valid when woken */
 static int	siblings_in_force;
 
-/* Worker-local copy of each slot's group counts, for per-second deltas. */
-static uint64 (*seen)[WP_GROUP_NUM_REASONS] = NULL;
+/* Worker-local: no_delay groups the timeline got ahead of (< 0). */
+static int64 no_delay_owed = 0;
 
 static const char *const reason_names[WP_GROUP_NUM_REASONS] = {
 	"count_reached",
@@ -98,67 +115,12 @@ static const char *const reason_names[WP_GROUP_NUM_REASONS] = {
 	"no_delay",
 };
 
-static inline WpGroupSlot *
-group_slot(int i)
-{
-	return (WpGroupSlot *) (group_slots + (Size) i * WP_GROUP_SLOT_STRIDE);
-}
-
-/* One writer: a plain load and store, no locked instruction. */
-static inline void
-own_add(pg_atomic_uint64 *c, uint64 n)
-{
-	pg_atomic_write_u64(c, pg_atomic_read_u64(c) + n);
-}
-
+/* The view's name of a reason; "?" for none. */
 const char *
 wp_commit_group_reason_name(int reason)
 {
-	Assert(reason >= 0 && reason < WP_GROUP_NUM_REASONS);
-	return reason_names[reason];
-}
-
-Size
-wp_commit_groups_shmem_size(void)
-{
-	return add_size(CACHELINEALIGN(sizeof(WpGroupsShared)),
-					mul_size(wp_max_procs(), WP_GROUP_SLOT_STRIDE));
-}
-
-/*
- * wp_commit_groups_shmem_init
- *		Create or attach the region; caller holds AddinShmemInitLock.
- */
-void
-wp_commit_groups_shmem_init(void)
-{
-	bool		found;
-	char	   *base;
-
-	base = ShmemInitStruct("walpilot commit groups",
-						   wp_commit_groups_shmem_size(), &found);
-	groups_shared = (WpGroupsShared *) base;
-	group_slots = base + CACHELINEALIGN(sizeof(WpGroupsShared));
-	if (!found)
-	{
-		int			i,
-					r;
-
-		memset(groups_shared, 0, sizeof(WpGroupsShared));
-		groups_shared->nslots = wp_max_procs();
-		pg_atomic_init_u32(&groups_shared->last_reason, WP_GROUP_NO_DELAY);
-		for (i = 0; i < groups_shared->nslots; i++)
-		{
-			WpGroupSlot *s = group_slot(i);
-
-			for (r = 0; r < WP_GROUP_NUM_REASONS; r++)
-			{
-				pg_atomic_init_u64(&s->groups[r], 0);
-				pg_atomic_init_u64(&s->commits[r], 0);
-				pg_atomic_init_u64(&s->wait_us[r], 0);
-			}
-		}
-	}
+	return (reason >= 0 && reason < WP_GROUP_NUM_REASONS) ?
+		reason_names[reason] : "?";
 }
 
 /*
@@ -172,8 +134,8 @@ wp_commit_groups_pre_commit(const WpCommitContext *ctx)
 {
 	in_durable_commit = false;
 	woken = WP_WOKEN_NONE;
-	if (!ctx->has_xid || group_slots == NULL || MyProc == NULL ||
-		wp_mode == WP_MODE_OFF)
+	if (!ctx->has_xid || wp_commit_groups_slots.slots == NULL ||
+		MyProc == NULL || wp_mode == WP_MODE_OFF)
 		return;
 	delay_in_force = CommitDelay;
 	siblings_in_force = CommitSiblings;
@@ -199,7 +161,7 @@ wp_commit_groups_note_wakeup(bool group_complete)
 	instr_time	now;
 
 	if (!in_durable_commit || delay_in_force <= 0 || MyProc == NULL ||
-		groups_shared == NULL)
+		wp_commit_groups_slots.header == NULL)
 		return;
 	if (woken == WP_WOKEN_GROUP || (woken == WP_WOKEN_OTHER && !group_complete))
 		return;
@@ -256,42 +218,52 @@ classify_flush(const WpCommitContext *ctx, uint64 *wait_us)
  *		Commit-path observer at COMMIT, after commit timing (which set
  *		end_us and led_flush): a leader files its flush and gives its sleep
  *		to the observers after it (slept_us), a follower adds itself to the
- *		group last published.
+ *		group last published.  A commit of the no_delay row (the common
+ *		case: no sleep) writes nothing but a changed last_reason; readers
+ *		take that row from commit timing.
  */
 void
 wp_commit_groups_commit(WpCommitContext *ctx)
 {
-	WpGroupSlot *s;
+	pg_atomic_uint64 *s;
+	uint64		wait_us = 0;
 	int			r;
 
-	if (group_slots == NULL || MyProc == NULL || !ctx->durable ||
-		ctx->end_us == 0)
-	{
-		in_durable_commit = false;
-		woken = WP_WOKEN_NONE;
-		return;
-	}
-	s = group_slot(wp_my_proc_number());
+	if (wp_commit_groups_slots.slots == NULL || MyProc == NULL ||
+		!ctx->durable || ctx->end_us == 0)
+		goto done;
 	if (ctx->led_flush)
 	{
-		uint64		wait_us;
-
-		r = classify_flush(ctx, &wait_us);
-		ctx->slept_us = wait_us;
-		own_add(&s->commits[r], 1);
-		own_add(&s->wait_us[r], wait_us);
-		/* last, so a reader that sees the group also sees its parts */
-		pg_write_barrier();
-		own_add(&s->groups[r], 1);
-		pg_atomic_write_u32(&groups_shared->last_reason, (uint32) r);
+		/* no sleep to classify: classify_flush's first answer, inline */
+		r = (woken == WP_WOKEN_NONE && delay_in_force <= 0) ?
+			WP_GROUP_NO_DELAY : classify_flush(ctx, &wait_us);
+		if (r != WP_GROUP_NO_DELAY)
+		{
+			s = wp_backend_slot_mine(&wp_commit_groups_slots);
+			ctx->slept_us = wait_us;
+			/* after commit timing's count, which readers read after ours */
+			pg_write_barrier();
+			wp_slot_add(&s[GT(commits) + r], 1);
+			wp_slot_add(&s[GT(wait_us) + r], wait_us);
+			/* last, so a reader that sees the group also sees its parts */
+			pg_write_barrier();
+			wp_slot_add(&s[GT(groups) + r], 1);
+		}
+		/* a shared line every leader would write: only when it changes */
+		if (pg_atomic_read_u32(&groups_shared->last_reason) != (uint32) r)
+			pg_atomic_write_u32(&groups_shared->last_reason, (uint32) r);
 	}
 	else
 	{
 		r = (int) pg_atomic_read_u32(&groups_shared->last_reason);
-		if (r < 0 || r >= WP_GROUP_NUM_REASONS)
-			r = WP_GROUP_NO_DELAY;
-		own_add(&s->commits[r], 1);
+		if (r >= 0 && r < WP_GROUP_NUM_REASONS && r != WP_GROUP_NO_DELAY)
+		{
+			pg_write_barrier();
+			s = wp_backend_slot_mine(&wp_commit_groups_slots);
+			wp_slot_add(&s[GT(commits) + r], 1);
+		}
 	}
+done:
 	in_durable_commit = false;
 	woken = WP_WOKEN_NONE;
 }
@@ -308,62 +280,39 @@ wp_commit_groups_abort(void)
 }
 
 /*
- * groups_raw
- *		Every slot's counters summed, since shared memory was created.  No
- *		lock: each counter is read atomically; commits finishing meanwhile
- *		may tear the set.
- */
-static void
-groups_raw(WpGroupTotals *out)
-{
-	int			i,
-				r;
-
-	memset(out, 0, sizeof(WpGroupTotals));
-	if (groups_shared == NULL)
-		return;
-	for (i = 0; i < groups_shared->nslots; i++)
-	{
-		WpGroupSlot *s = group_slot(i);
-
-		for (r = 0; r < WP_GROUP_NUM_REASONS; r++)
-		{
-			uint64		g = pg_atomic_read_u64(&s->groups[r]);
-
-			pg_read_barrier();
-			out->groups[r] += g;
-			out->commits[r] += pg_atomic_read_u64(&s->commits[r]);
-			out->wait_us[r] += pg_atomic_read_u64(&s->wait_us[r]);
-		}
-	}
-}
-
-/*
  * wp_commit_groups_totals
- *		Counters since the last walpilot.reset().  Takes wp_shared->lock
- *		briefly (shared) to copy the baseline; never in the commit path.
+ *		Counters since the last walpilot.reset().  The no_delay row is what
+ *		commit timing counted and the other rows did not: its flushes led
+ *		and durable commits, less theirs (it has no wait).  Takes
+ *		wp_shared->lock briefly (shared) to copy the baselines; never in the
+ *		commit path.
  */
 void
 wp_commit_groups_totals(WpGroupTotals *out)
 {
-	WpGroupTotals base;
+	WpCommitTotals t;
+	uint64		groups = 0;
+	uint64		commits = 0;
 	int			r;
 
-	groups_raw(out);
-	if (groups_shared == NULL)
+	wp_backend_slots_totals(&wp_commit_groups_slots, (uint64 *) out);
+	if (wp_commit_groups_slots.header == NULL)
 		return;
-	LWLockAcquire(wp_shared->lock, LW_SHARED);
-	memcpy(&base, &groups_shared->baseline, sizeof(base));
-	LWLockRelease(wp_shared->lock);
-
-#define WP_SUB(f) (out->f = (out->f > base.f) ? out->f - base.f : 0)
+	/* ours first: a commit counted in them is in commit timing's too */
+	pg_read_barrier();
+	wp_commit_totals(&t);
 	for (r = 0; r < WP_GROUP_NUM_REASONS; r++)
 	{
-		WP_SUB(groups[r]);
-		WP_SUB(commits[r]);
-		WP_SUB(wait_us[r]);
+		if (r == WP_GROUP_NO_DELAY)
+			continue;
+		groups += out->groups[r];
+		commits += out->commits[r];
 	}
-#undef WP_SUB
+	out->groups[WP_GROUP_NO_DELAY] =
+		(t.led_flush > groups) ? t.led_flush - groups : 0;
+	out->commits[WP_GROUP_NO_DELAY] =
+		(t.durable > commits) ? t.durable - commits : 0;
+	out->wait_us[WP_GROUP_NO_DELAY] = 0;
 }
 
 /*
@@ -373,51 +322,40 @@ wp_commit_groups_totals(WpGroupTotals *out)
 void
 wp_commit_groups_reset(void)
 {
-	WpGroupTotals now;
-
-	if (groups_shared == NULL)
-		return;
-	groups_raw(&now);
-	LWLockAcquire(wp_shared->lock, LW_EXCLUSIVE);
-	memcpy(&groups_shared->baseline, &now, sizeof(now));
-	LWLockRelease(wp_shared->lock);
+	wp_backend_slots_reset(&wp_commit_groups_slots);
 }
 
 /*
  * wp_commit_groups_take
  *		Worker only: groups closed per reason since the previous call (zeros
- *		at the first), for the timeline.  Keeps a private copy of every
- *		slot's group counts.
+ *		at the first), for the timeline.  no_delay is the flushes commit
+ *		timing saw led, less the other reasons'; a group our slots show
+ *		before commit timing's scan does is taken off the next second.
  */
 void
 wp_commit_groups_take(uint32 *groups)
 {
-	bool		priming = false;
-	int			i,
-				r;
+	uint64		own[WP_GROUP_NUM_REASONS];
+	WpCommitSecond cs;
+	int64		no_delay;
+	bool		primed;
+	int			r;
 
 	memset(groups, 0, sizeof(uint32) * WP_GROUP_NUM_REASONS);
-	if (groups_shared == NULL)
+	if (wp_commit_groups_slots.header == NULL)
 		return;
-	if (seen == NULL)
+	primed = wp_backend_slots_delta(&wp_commit_groups_slots, own, NULL, NULL);
+	wp_commit_take(WP_COMMIT_READER_GROUPS, &cs);
+	if (!primed)
+		return;
+	no_delay = (int64) cs.led_flush + no_delay_owed;
+	for (r = 0; r < WP_GROUP_NUM_REASONS; r++)
 	{
-		seen = MemoryContextAllocZero(TopMemoryContext,
-									  sizeof(*seen) * groups_shared->nslots);
-		priming = true;
+		if (r == WP_GROUP_NO_DELAY)
+			continue;
+		groups[r] = (uint32) Min(own[r], PG_UINT32_MAX);
+		no_delay -= (int64) own[r];
 	}
-	for (i = 0; i < groups_shared->nslots; i++)
-	{
-		WpGroupSlot *s = group_slot(i);
-
-		for (r = 0; r < WP_GROUP_NUM_REASONS; r++)
-		{
-			uint64		g = pg_atomic_read_u64(&s->groups[r]);
-
-			if (g == seen[i][r])
-				continue;
-			if (!priming)
-				groups[r] += (uint32) Min(g - seen[i][r], PG_UINT32_MAX);
-			seen[i][r] = g;
-		}
-	}
+	no_delay_owed = Min(no_delay, 0);
+	groups[WP_GROUP_NO_DELAY] = (uint32) Min(Max(no_delay, 0), PG_UINT32_MAX);
 }

@@ -31,7 +31,8 @@
  * longer, and it is missing at times (below).  In a benchmark run at 32
  * clients on a 4 ms standby, 6.6 s after a restart, the lags made up 0.2
  * of the commit time while the committers were waiting for the standby
- * nearly all of it.  So the worker calibrates them every second: the sampler counts the
+ * nearly all of it.  So the worker calibrates them every second: the
+ * sampler counts the
  * processes waiting on IPC:SyncRep, which by Little's law gives the time
  * spent waiting for the standby, and the lags of the last
  * WP_CALIBRATION_SECONDS are scaled to add up to it (a factor of 1 to
@@ -50,9 +51,15 @@
  * the whole commit but the leader's sleep is standby_wait (commits then
  * wait until one connects).
  *
- * Same rules as commit timing: one padded slot per PGPROC, written only by
- * its backend (plain loads and stores), summed by readers; nothing here
- * allocates or can fail.  The one lock: a commit that waited for a
+ * A commit that neither slept in commit_delay nor waited for a standby,
+ * the common case, is all wal_flush: it writes nothing here, and readers
+ * and the worker take its time from commit timing (the durable commits'
+ * time and histogram, less the whole time of the commits counted here).
+ *
+ * Same rules as commit timing: one padded slot per PGPROC
+ * (backend_slots.c), written only by its backend (plain loads and
+ * stores), summed by readers; nothing here allocates or can fail.  The
+ * one lock: a commit that waited for a
  * synchronous standby copies each WAL sender's pid, state, priority and
  * lag under that sender's spinlock, as walsender_private.h requires and
  * PostgreSQL's own readers (pg_stat_get_wal_senders,
@@ -76,6 +83,7 @@
 #include "storage/spin.h"
 #include "utils/memutils.h"
 
+#include "backend_slots.h"
 #include "instruments.h"
 
 /* Synchronous standbys considered per commit, at most. */
@@ -87,34 +95,50 @@
 #define WP_SCALE_ONE			1000	/* the published factor, fixed point */
 #define WP_CALIBRATION_MIN_US	10000	/* less lag than this: keep the factor */
 
-typedef struct WpPhaseCounters
+/*
+ * A slot's counters, one writer (the owner).  Only commits with a
+ * commit_delay sleep or a synchronous standby wait are counted here, with
+ * their whole time (whole_*) beside their phases; the others are all
+ * wal_flush, which readers take from commit timing (its durable commits
+ * and their time, less the whole time counted here).
+ */
+typedef struct WpPhaseCounts
 {
-	pg_atomic_uint64 commits;
-	pg_atomic_uint64 sum_us;
-	pg_atomic_uint64 hist[WP_HIST_BUCKETS];
-} WpPhaseCounters;
+	uint64		commits[WP_PHASE_COUNT];	/* published */
+	uint64		sum_us[WP_PHASE_COUNT];
+	uint64		whole_sum_us;
+	uint64		lag_us;			/* the standby lags before calibration */
+	uint64		hist[WP_PHASE_COUNT][WP_HIST_BUCKETS];
+	uint64		whole_hist[WP_HIST_BUCKETS];
+} WpPhaseCounts;
 
-/* One backend's counters; one writer (the owner). */
-typedef struct WpPhaseSlot
-{
-	WpPhaseCounters phase[WP_PHASE_COUNT];
-	pg_atomic_uint64 lag_us;	/* the standby lags before calibration */
-} WpPhaseSlot;
-
-#define WP_PHASE_SLOT_STRIDE	TYPEALIGN(PG_CACHE_LINE_SIZE, sizeof(WpPhaseSlot))
+#define PC(field)		WP_SLOT_INDEX(WpPhaseCounts, field)
 
 typedef struct WpPhasesShared
 {
-	int			nslots;
 	pg_atomic_uint32 lag_scale; /* x WP_SCALE_ONE; written by the worker */
-	WpPhaseTotals baseline;		/* at the last reset; wp_shared->lock */
 } WpPhasesShared;
 
-static WpPhasesShared *phases_shared = NULL;
-static char *phase_slots = NULL;
+static void
+phases_init_header(void *header)
+{
+	pg_atomic_init_u32(&((WpPhasesShared *) header)->lag_scale, WP_SCALE_ONE);
+}
 
-/* Worker-local copy of each slot's phase and lag sums, for deltas. */
-static uint64 (*seen)[WP_PHASE_COUNT + 1] = NULL;
+WpBackendSlots wp_commit_phases_slots = {
+	.name = "walpilot commit phases",
+	.init_header = phases_init_header,
+	.ntracked = (int) PC(hist), /* the worker wants the sums */
+	.npublish = WP_PHASE_COUNT, /* commits[] */
+	.ncounters = (int) (sizeof(WpPhaseCounts) / sizeof(uint64)),
+	.header_size = sizeof(WpPhasesShared),
+	.slot_size = sizeof(WpPhaseCounts),
+};
+
+#define phases_shared	((WpPhasesShared *) wp_commit_phases_slots.header)
+
+/* Worker-local: wal_flush time the timeline got ahead of (< 0). */
+static int64 wal_flush_owed = 0;
 
 /* Worker-local: the last seconds' sampled standby time and lags. */
 static uint64 cal_sampled[WP_CALIBRATION_SECONDS];
@@ -127,70 +151,11 @@ static const char *const phase_names[WP_PHASE_COUNT] = {
 	"standby_wait",
 };
 
-static inline WpPhaseSlot *
-phase_slot(int i)
-{
-	return (WpPhaseSlot *) (phase_slots + (Size) i * WP_PHASE_SLOT_STRIDE);
-}
-
-/* One writer: a plain load and store, no locked instruction. */
-static inline void
-own_add(pg_atomic_uint64 *c, uint64 n)
-{
-	pg_atomic_write_u64(c, pg_atomic_read_u64(c) + n);
-}
-
 const char *
 wp_commit_phase_name(int phase)
 {
 	Assert(phase >= 0 && phase < WP_PHASE_COUNT);
 	return phase_names[phase];
-}
-
-Size
-wp_commit_phases_shmem_size(void)
-{
-	return add_size(CACHELINEALIGN(sizeof(WpPhasesShared)),
-					mul_size(wp_max_procs(), WP_PHASE_SLOT_STRIDE));
-}
-
-/*
- * wp_commit_phases_shmem_init
- *		Create or attach the region; caller holds AddinShmemInitLock.
- */
-void
-wp_commit_phases_shmem_init(void)
-{
-	bool		found;
-	char	   *base;
-
-	base = ShmemInitStruct("walpilot commit phases",
-						   wp_commit_phases_shmem_size(), &found);
-	phases_shared = (WpPhasesShared *) base;
-	phase_slots = base + CACHELINEALIGN(sizeof(WpPhasesShared));
-	if (!found)
-	{
-		int			i,
-					p,
-					b;
-
-		memset(phases_shared, 0, sizeof(WpPhasesShared));
-		phases_shared->nslots = wp_max_procs();
-		pg_atomic_init_u32(&phases_shared->lag_scale, WP_SCALE_ONE);
-		for (i = 0; i < phases_shared->nslots; i++)
-		{
-			WpPhaseSlot *s = phase_slot(i);
-
-			pg_atomic_init_u64(&s->lag_us, 0);
-			for (p = 0; p < WP_PHASE_COUNT; p++)
-			{
-				pg_atomic_init_u64(&s->phase[p].commits, 0);
-				pg_atomic_init_u64(&s->phase[p].sum_us, 0);
-				for (b = 0; b < WP_HIST_BUCKETS; b++)
-					pg_atomic_init_u64(&s->phase[p].hist[b], 0);
-			}
-		}
-	}
 }
 
 /*
@@ -291,40 +256,42 @@ standby_lag_us(int level)
 }
 
 static void
-record_phase(WpPhaseSlot *s, int phase, uint64 us)
+record_phase(pg_atomic_uint64 *s, int phase, uint64 us)
 {
-	WpPhaseCounters *c = &s->phase[phase];
-
-	own_add(&c->hist[wp_hist_bucket(us)], 1);
-	own_add(&c->sum_us, us);
+	wp_slot_add(&s[PC(hist) + phase * WP_HIST_BUCKETS + wp_hist_bucket(us)], 1);
+	wp_slot_add(&s[PC(sum_us) + phase], us);
 	/* last, so a reader that sees the count also sees the bucket */
 	pg_write_barrier();
-	own_add(&c->commits, 1);
+	wp_slot_add(&s[PC(commits) + phase], 1);
 }
 
 /*
  * wp_commit_phases_commit
  *		Commit-path observer at COMMIT, after commit timing and commit
- *		groups: split a timed durable commit into its phases.
+ *		groups: split a timed durable commit into its phases.  A commit
+ *		that neither slept nor waited for a standby is all wal_flush, which
+ *		commit timing has counted: nothing to write.
  */
 void
 wp_commit_phases_commit(const WpCommitContext *ctx)
 {
-	WpPhaseSlot *s;
+	pg_atomic_uint64 *s;
 	uint64		total;
 	uint64		delay;
 	uint64		standby = 0;
 	bool		waited;
 
-	if (phase_slots == NULL || MyProc == NULL || !ctx->durable ||
+	if (wp_commit_phases_slots.slots == NULL || MyProc == NULL || !ctx->durable ||
 		ctx->end_us == 0)
 		return;
-	total = ctx->end_us > ctx->start_us ? ctx->end_us - ctx->start_us : 0;
-	delay = Min(ctx->slept_us, total);
-
 	waited = SyncRepRequested() && WalSndCtl != NULL &&
 		wp_sync_standbys_defined();
-	s = phase_slot(wp_my_proc_number());
+	if (ctx->slept_us == 0 && !waited)
+		return;
+
+	total = ctx->end_us > ctx->start_us ? ctx->end_us - ctx->start_us : 0;
+	delay = Min(ctx->slept_us, total);
+	s = wp_backend_slot_mine(&wp_commit_phases_slots);
 	if (waited)
 	{
 		int64		lag = standby_lag_us(synchronous_commit);
@@ -336,83 +303,59 @@ wp_commit_phases_commit(const WpCommitContext *ctx)
 			uint64		raw = Min((uint64) lag, total - delay);
 			uint32		scale = pg_atomic_read_u32(&phases_shared->lag_scale);
 
-			own_add(&s->lag_us, raw);
+			wp_slot_add(&s[PC(lag_us)], raw);
 			standby = Min(raw * scale / WP_SCALE_ONE, total - delay);
 		}
 	}
 
+	/* after commit timing's count, which readers read after ours */
+	pg_write_barrier();
+	wp_slot_add(&s[PC(whole_hist) + wp_hist_bucket(total)], 1);
+	wp_slot_add(&s[PC(whole_sum_us)], total);
 	if (delay > 0)
 		record_phase(s, WP_PHASE_COMMIT_DELAY, delay);
-	record_phase(s, WP_PHASE_WAL_FLUSH, total - delay - standby);
 	if (waited)
 		record_phase(s, WP_PHASE_STANDBY_WAIT, standby);
-}
-
-/*
- * phases_raw
- *		Every slot's counters summed, since shared memory was created.  No
- *		lock: each counter is read atomically; commits finishing meanwhile
- *		may tear the set.
- */
-static void
-phases_raw(WpPhaseTotals *out)
-{
-	int			i,
-				p,
-				b;
-
-	memset(out, 0, sizeof(WpPhaseTotals));
-	if (phases_shared == NULL)
-		return;
-	for (i = 0; i < phases_shared->nslots; i++)
-	{
-		WpPhaseSlot *s = phase_slot(i);
-
-		for (p = 0; p < WP_PHASE_COUNT; p++)
-		{
-			uint64		n = pg_atomic_read_u64(&s->phase[p].commits);
-
-			if (n == 0)
-				continue;
-			pg_read_barrier();
-			out->commits[p] += n;
-			out->sum_us[p] += pg_atomic_read_u64(&s->phase[p].sum_us);
-			for (b = 0; b < WP_HIST_BUCKETS; b++)
-				out->hist[p][b] += pg_atomic_read_u64(&s->phase[p].hist[b]);
-		}
-	}
+	/* last: its count is the count of the whole */
+	record_phase(s, WP_PHASE_WAL_FLUSH, total - delay - standby);
 }
 
 /*
  * wp_commit_phases_totals
- *		Counters since the last walpilot.reset().  Takes wp_shared->lock
- *		briefly (shared) to copy the baseline; never in the commit path.
+ *		Counters since the last walpilot.reset(), wal_flush with the
+ *		commits counted by commit timing alone.  Takes wp_shared->lock
+ *		briefly (shared) to copy the baselines; never in the commit path.
  */
 void
 wp_commit_phases_totals(WpPhaseTotals *out)
 {
-	WpPhaseTotals *base;
+	WpPhaseCounts *own = palloc(sizeof(WpPhaseCounts));
+	WpCommitTotals *t = palloc(sizeof(WpCommitTotals));
 	int			p,
 				b;
 
-	phases_raw(out);
-	if (phases_shared == NULL)
-		return;
-	base = palloc(sizeof(WpPhaseTotals));
-	LWLockAcquire(wp_shared->lock, LW_SHARED);
-	memcpy(base, &phases_shared->baseline, sizeof(WpPhaseTotals));
-	LWLockRelease(wp_shared->lock);
-
-#define WP_SUB(f) (out->f = (out->f > base->f) ? out->f - base->f : 0)
+	wp_backend_slots_totals(&wp_commit_phases_slots, (uint64 *) own);
+	/* ours first: a commit counted in them is in commit timing's too */
+	pg_read_barrier();
+	wp_commit_totals(t);
 	for (p = 0; p < WP_PHASE_COUNT; p++)
 	{
-		WP_SUB(commits[p]);
-		WP_SUB(sum_us[p]);
-		for (b = 0; b < WP_HIST_BUCKETS; b++)
-			WP_SUB(hist[p][b]);
+		out->commits[p] = own->commits[p];
+		out->sum_us[p] = own->sum_us[p];
+		memcpy(out->hist[p], own->hist[p], sizeof(out->hist[p]));
 	}
-#undef WP_SUB
-	pfree(base);
+#define WP_ADD_REST(o, all, part) \
+	((o) += ((all) > (part)) ? (all) - (part) : 0)
+	WP_ADD_REST(out->commits[WP_PHASE_WAL_FLUSH], t->durable,
+				own->commits[WP_PHASE_WAL_FLUSH]);
+	WP_ADD_REST(out->sum_us[WP_PHASE_WAL_FLUSH], t->sum_us,
+				own->whole_sum_us);
+	for (b = 0; b < WP_HIST_BUCKETS; b++)
+		WP_ADD_REST(out->hist[WP_PHASE_WAL_FLUSH][b], t->hist[b],
+					own->whole_hist[b]);
+#undef WP_ADD_REST
+	pfree(own);
+	pfree(t);
 }
 
 /*
@@ -422,16 +365,7 @@ wp_commit_phases_totals(WpPhaseTotals *out)
 void
 wp_commit_phases_reset(void)
 {
-	WpPhaseTotals *now;
-
-	if (phases_shared == NULL)
-		return;
-	now = palloc(sizeof(WpPhaseTotals));
-	phases_raw(now);
-	LWLockAcquire(wp_shared->lock, LW_EXCLUSIVE);
-	memcpy(&phases_shared->baseline, now, sizeof(WpPhaseTotals));
-	LWLockRelease(wp_shared->lock);
-	pfree(now);
+	wp_backend_slots_reset(&wp_commit_phases_slots);
 }
 
 /*
@@ -468,48 +402,30 @@ calibrate(uint64 sampled_us, uint64 lag_us)
  *		Worker only, once a second: microseconds per phase since the
  *		previous call (zeros at the first), for the timeline, and the
  *		lags' calibration against sampled_standby_us, the second's sampled
- *		time of processes waiting for a standby.  Keeps a private copy of
- *		every slot's sums.
+ *		time of processes waiting for a standby.  wal_flush adds commit
+ *		timing's time of the commits not counted here; time our slots show
+ *		before commit timing's scan does is taken off the next second.
  */
 void
 wp_commit_phases_take(uint64 *sum_us, uint64 sampled_standby_us)
 {
-	bool		priming = false;
-	uint64		lag_us = 0;
-	int			i,
-				p;
+	uint64		own[PC(hist)];
+	WpCommitSecond cs;
+	int64		wal_flush;
+	bool		primed;
+	int			p;
 
 	memset(sum_us, 0, sizeof(uint64) * WP_PHASE_COUNT);
-	if (phases_shared == NULL)
-		return;
-	if (seen == NULL)
+	primed = wp_backend_slots_delta(&wp_commit_phases_slots, own, NULL, NULL);
+	wp_commit_take(WP_COMMIT_READER_PHASES, &cs);
+	if (primed)
 	{
-		seen = MemoryContextAllocZero(TopMemoryContext,
-									  sizeof(*seen) * phases_shared->nslots);
-		priming = true;
+		for (p = 0; p < WP_PHASE_COUNT; p++)
+			sum_us[p] = own[PC(sum_us) + p];
+		wal_flush = (int64) cs.sum_us - (int64) own[PC(whole_sum_us)] +
+			(int64) sum_us[WP_PHASE_WAL_FLUSH] + wal_flush_owed;
+		wal_flush_owed = Min(wal_flush, 0);
+		sum_us[WP_PHASE_WAL_FLUSH] = (uint64) Max(wal_flush, 0);
+		calibrate(sampled_standby_us, own[PC(lag_us)]);
 	}
-	for (i = 0; i < phases_shared->nslots; i++)
-	{
-		WpPhaseSlot *s = phase_slot(i);
-
-		for (p = 0; p <= WP_PHASE_COUNT; p++)
-		{
-			uint64		v = (p < WP_PHASE_COUNT) ?
-				pg_atomic_read_u64(&s->phase[p].sum_us) :
-				pg_atomic_read_u64(&s->lag_us);
-
-			if (v == seen[i][p])
-				continue;
-			if (!priming)
-			{
-				if (p < WP_PHASE_COUNT)
-					sum_us[p] += v - seen[i][p];
-				else
-					lag_us += v - seen[i][p];
-			}
-			seen[i][p] = v;
-		}
-	}
-	if (!priming)
-		calibrate(sampled_standby_us, lag_us);
 }

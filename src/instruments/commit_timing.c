@@ -19,8 +19,8 @@
  * window; that gives commits per flush exactly.
  *
  * The commit path takes no lock, allocates nothing and cannot raise an
- * error: each backend owns one padded slot of counters, indexed by its
- * PGPROC number, and is the only writer of it (plain atomic loads and
+ * error: each backend owns one padded slot of counters (backend_slots.c),
+ * indexed by its PGPROC number, and is the only writer of it (plain atomic loads and
  * stores, no locked instructions).  Slots are never cleared: the worker
  * reads deltas against its own copy (wp_commit_take), and walpilot.reset()
  * records a baseline (under wp_shared->lock) that readers subtract.
@@ -45,21 +45,17 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
+#include "backend_slots.h"
 #include "instruments.h"
 
-/* One backend's counters; one writer (the owner), many readers. */
-typedef struct WpCommitSlot
-{
-	pg_atomic_uint64 durable;
-	pg_atomic_uint64 async;
-	pg_atomic_uint64 led_flush;
-	pg_atomic_uint64 sum_us;
-	pg_atomic_uint64 max_tagged;	/* (scan epoch << 40) | largest us of
+/*
+ * A slot: the counters of WpCommitTotals, in its order (durable and async
+ * published), then the per-scan maximum.
+ */
+#define CT(field)		WP_SLOT_INDEX(WpCommitTotals, field)
+#define CT_COUNTERS		((int) (sizeof(WpCommitTotals) / sizeof(uint64)))
+#define CT_MAX_TAGGED	CT_COUNTERS /* (scan epoch << 40) | largest us of
 									 * the commits since that scan began */
-	pg_atomic_uint64 hist[WP_HIST_BUCKETS];
-} WpCommitSlot;
-
-#define WP_SLOT_STRIDE	TYPEALIGN(PG_CACHE_LINE_SIZE, sizeof(WpCommitSlot))
 
 /*
  * The per-scan maximum.  Only the owner writes its slot's max_tagged: it
@@ -73,16 +69,33 @@ typedef struct WpCommitSlot
 #define WP_MAX_US_MASK			((UINT64CONST(1) << WP_MAX_US_BITS) - 1)
 #define WP_MAX_EPOCH_MASK		0xFFFFFFU	/* 24 bits above the value */
 
+/* The region's own header. */
 typedef struct WpCommitShared
 {
-	int			nslots;
 	bool		leader_known;	/* false where leader detection is absent */
 	pg_atomic_uint32 max_epoch; /* written by the worker only */
-	WpCommitTotals baseline;	/* at the last reset; wp_shared->lock */
 } WpCommitShared;
 
-static WpCommitShared *commit_shared = NULL;
-static char *commit_slots = NULL;	/* nslots * WP_SLOT_STRIDE bytes */
+static void
+timing_init_header(void *header)
+{
+	WpCommitShared *h = (WpCommitShared *) header;
+
+	h->leader_known = (WP_HAVE_LEADER_DETECTION != 0);
+	pg_atomic_init_u32(&h->max_epoch, 0);
+}
+
+WpBackendSlots wp_commit_timing_slots = {
+	.name = "walpilot commit timing",
+	.header_size = sizeof(WpCommitShared),
+	.slot_size = sizeof(WpCommitTotals) + sizeof(pg_atomic_uint64),
+	.ncounters = CT_COUNTERS,
+	.npublish = 2,				/* durable, async */
+	.ntracked = CT_COUNTERS,
+	.init_header = timing_init_header,
+};
+
+#define commit_shared	((WpCommitShared *) wp_commit_timing_slots.header)
 
 /* Backend-local state between PRE_COMMIT and COMMIT. */
 typedef enum WpPending
@@ -99,86 +112,11 @@ static uint64 pending_syncs;
 static uint64 pending_writes;
 #endif
 
-/* Worker-local copy of every slot, for per-second deltas. */
-typedef struct WpSlotSeen
-{
-	uint64		durable;
-	uint64		async;
-	uint64		led_flush;
-	uint64		hist[WP_HIST_BUCKETS];
-} WpSlotSeen;
-
-static WpSlotSeen *seen = NULL;
-
 /* Worker-local: each reader's deltas since it last took them. */
 static WpCommitSecond reader_acc[WP_COMMIT_NUM_READERS];
 static bool reader_primed[WP_COMMIT_NUM_READERS];
 static bool collected_once = false;
 static uint64 collected_tick = 0;
-
-static inline WpCommitSlot *
-slot_at(int i)
-{
-	return (WpCommitSlot *) (commit_slots + (Size) i * WP_SLOT_STRIDE);
-}
-
-/* One writer: a plain load and store, no locked instruction. */
-static inline void
-slot_add(pg_atomic_uint64 *c, uint64 n)
-{
-	pg_atomic_write_u64(c, pg_atomic_read_u64(c) + n);
-}
-
-/*
- * wp_commit_timing_shmem_size
- *		Header plus one padded slot per PGPROC (known in the request hook).
- */
-Size
-wp_commit_timing_shmem_size(void)
-{
-	Size		size = CACHELINEALIGN(sizeof(WpCommitShared));
-
-	size = add_size(size, mul_size(wp_max_procs(), WP_SLOT_STRIDE));
-	return size;
-}
-
-/*
- * wp_commit_timing_shmem_init
- *		Create or attach the region; caller holds AddinShmemInitLock.
- */
-void
-wp_commit_timing_shmem_init(void)
-{
-	bool		found;
-	char	   *base;
-
-	base = ShmemInitStruct("walpilot commit timing",
-						   wp_commit_timing_shmem_size(), &found);
-	commit_shared = (WpCommitShared *) base;
-	commit_slots = base + CACHELINEALIGN(sizeof(WpCommitShared));
-	if (!found)
-	{
-		int			i,
-					b;
-
-		memset(commit_shared, 0, sizeof(WpCommitShared));
-		commit_shared->nslots = wp_max_procs();
-		commit_shared->leader_known = (WP_HAVE_LEADER_DETECTION != 0);
-		pg_atomic_init_u32(&commit_shared->max_epoch, 0);
-		for (i = 0; i < commit_shared->nslots; i++)
-		{
-			WpCommitSlot *s = slot_at(i);
-
-			pg_atomic_init_u64(&s->durable, 0);
-			pg_atomic_init_u64(&s->async, 0);
-			pg_atomic_init_u64(&s->led_flush, 0);
-			pg_atomic_init_u64(&s->sum_us, 0);
-			pg_atomic_init_u64(&s->max_tagged, 0);
-			for (b = 0; b < WP_HIST_BUCKETS; b++)
-				pg_atomic_init_u64(&s->hist[b], 0);
-		}
-	}
-}
 
 /*
  * now_us
@@ -202,23 +140,23 @@ now_us(void)
  *		allocation, no error.
  */
 static inline void
-record_commit(WpCommitSlot *s, uint64 us, bool led)
+record_commit(pg_atomic_uint64 *s, uint64 us, bool led)
 {
 	uint64		epoch = pg_atomic_read_u32(&commit_shared->max_epoch);
-	uint64		tagged = pg_atomic_read_u64(&s->max_tagged);
+	uint64		tagged = pg_atomic_read_u64(&s[CT_MAX_TAGGED]);
 	uint64		capped = Min(us, WP_MAX_US_MASK);
 
-	slot_add(&s->hist[wp_hist_bucket(us)], 1);
-	slot_add(&s->sum_us, us);
+	wp_slot_add(&s[CT(hist) + wp_hist_bucket(us)], 1);
+	wp_slot_add(&s[CT(sum_us)], us);
 	if (led)
-		slot_add(&s->led_flush, 1);
+		wp_slot_add(&s[CT(led_flush)], 1);
 	if ((tagged >> WP_MAX_US_BITS) != epoch ||
 		capped > (tagged & WP_MAX_US_MASK))
-		pg_atomic_write_u64(&s->max_tagged,
+		pg_atomic_write_u64(&s[CT_MAX_TAGGED],
 							(epoch << WP_MAX_US_BITS) | capped);
 	/* last, so a reader that sees the count also sees the bucket */
 	pg_write_barrier();
-	slot_add(&s->durable, 1);
+	wp_slot_add(&s[CT(durable)], 1);
 }
 
 /*
@@ -231,7 +169,7 @@ wp_commit_timing_pre_commit(WpCommitContext *ctx)
 {
 	pending = WP_PENDING_NONE;
 	if (ctx->has_xid && wp_mode != WP_MODE_OFF &&
-		commit_slots != NULL && MyProc != NULL)
+		wp_commit_timing_slots.slots != NULL && MyProc != NULL)
 	{
 		pending = ctx->durable ? WP_PENDING_DURABLE : WP_PENDING_ASYNC;
 		if (pending == WP_PENDING_DURABLE)
@@ -270,7 +208,7 @@ wp_commit_timing_commit(WpCommitContext *ctx)
 			(wp_wal_sync_is_open() &&
 			 wp_pending_wal_writes() != pending_writes);
 #endif
-		record_commit(slot_at(wp_my_proc_number()), us, led);
+		record_commit(wp_backend_slot_mine(&wp_commit_timing_slots), us, led);
 		ctx->start_us = pending_start_us;
 		ctx->end_us = end_us;
 		ctx->led_flush = led;
@@ -289,7 +227,7 @@ wp_commit_timing_commit(WpCommitContext *ctx)
 			TimestampTz start = GetCurrentTransactionStopTimestamp();
 			uint64		us = (end > start) ? (uint64) (end - start) : 0;
 
-			record_commit(slot_at(wp_my_proc_number()), us, true);
+			record_commit(wp_backend_slot_mine(&wp_commit_timing_slots), us, true);
 			ctx->durable = true;
 			ctx->end_us = now_us();
 			ctx->start_us = ctx->end_us - Min(us, ctx->end_us);
@@ -298,7 +236,7 @@ wp_commit_timing_commit(WpCommitContext *ctx)
 			return;
 		}
 #endif
-		slot_add(&slot_at(wp_my_proc_number())->async, 1);
+		wp_slot_add(&wp_backend_slot_mine(&wp_commit_timing_slots)[CT(async)], 1);
 	}
 	pending = WP_PENDING_NONE;
 }
@@ -316,34 +254,14 @@ wp_commit_timing_abort(WpCommitContext *ctx)
 /*
  * wp_commit_totals_raw
  *		Cumulative counters of every slot since shared memory was created
- *		(reset does not touch them: take deltas).  No lock: each counter is
- *		read atomically, the set may be torn by commits finishing
- *		meanwhile.  For the pilot and other worker-side readers.
+ *		(reset does not touch them: take deltas).  No lock; the set may be
+ *		torn by commits finishing meanwhile.  For the pilot and other
+ *		worker-side readers.
  */
 void
 wp_commit_totals_raw(WpCommitTotals *out)
 {
-	int			i,
-				b;
-
-	memset(out, 0, sizeof(WpCommitTotals));
-	if (commit_shared == NULL)
-		return;
-	for (i = 0; i < commit_shared->nslots; i++)
-	{
-		WpCommitSlot *s = slot_at(i);
-		uint64		d = pg_atomic_read_u64(&s->durable);
-
-		out->async += pg_atomic_read_u64(&s->async);
-		if (d == 0)
-			continue;
-		pg_read_barrier();
-		out->durable += d;
-		out->led_flush += pg_atomic_read_u64(&s->led_flush);
-		out->sum_us += pg_atomic_read_u64(&s->sum_us);
-		for (b = 0; b < WP_HIST_BUCKETS; b++)
-			out->hist[b] += pg_atomic_read_u64(&s->hist[b]);
-	}
+	wp_backend_slots_sum(&wp_commit_timing_slots, (uint64 *) out);
 }
 
 /*
@@ -355,22 +273,7 @@ wp_commit_totals_raw(WpCommitTotals *out)
 void
 wp_commit_totals(WpCommitTotals *out)
 {
-	WpCommitTotals base;
-	int			b;
-
-	wp_commit_totals_raw(out);
-	LWLockAcquire(wp_shared->lock, LW_SHARED);
-	memcpy(&base, &commit_shared->baseline, sizeof(base));
-	LWLockRelease(wp_shared->lock);
-
-#define WP_SUB(f) (out->f = (out->f > base.f) ? out->f - base.f : 0)
-	WP_SUB(durable);
-	WP_SUB(async);
-	WP_SUB(led_flush);
-	WP_SUB(sum_us);
-	for (b = 0; b < WP_HIST_BUCKETS; b++)
-		WP_SUB(hist[b]);
-#undef WP_SUB
+	wp_backend_slots_totals(&wp_commit_timing_slots, (uint64 *) out);
 }
 
 /*
@@ -380,7 +283,7 @@ wp_commit_totals(WpCommitTotals *out)
 bool
 wp_commit_leader_known(void)
 {
-	return commit_shared != NULL && commit_shared->leader_known;
+	return wp_commit_timing_slots.header != NULL && commit_shared->leader_known;
 }
 
 /*
@@ -390,94 +293,62 @@ wp_commit_leader_known(void)
 void
 wp_commit_timing_reset(void)
 {
-	WpCommitTotals now;
+	wp_backend_slots_reset(&wp_commit_timing_slots);
+}
 
-	wp_commit_totals_raw(&now);
-	LWLockAcquire(wp_shared->lock, LW_EXCLUSIVE);
-	memcpy(&commit_shared->baseline, &now, sizeof(now));
-	LWLockRelease(wp_shared->lock);
+/* collect's per-slot step: the maximum tagged with the scan that ended. */
+typedef struct WpScanMax
+{
+	uint64		ended;			/* the epoch of the scan that ended */
+	uint64		max_us;
+} WpScanMax;
+
+static void
+collect_max(pg_atomic_uint64 *s, void *arg)
+{
+	WpScanMax  *m = (WpScanMax *) arg;
+	uint64		tagged = pg_atomic_read_u64(&s[CT_MAX_TAGGED]);
+
+	if ((tagged >> WP_MAX_US_BITS) == m->ended)
+		m->max_us = Max(m->max_us, tagged & WP_MAX_US_MASK);
 }
 
 /*
  * collect
  *		Worker only: one scan of every slot, adding what each gained since
- *		the previous scan to every reader's accumulator.
- *
- * Keeps a private copy of every slot (allocated on first use in
- * TopMemoryContext); slots whose counts did not move are skipped after
- * two loads, so idle connections cost almost nothing.  The first scan
- * only primes the copy.
+ *		the previous scan to every reader's accumulator.  The first scan
+ *		only primes the worker's copy.
  */
 static void
 collect(void)
 {
-	bool		priming = false;
-	uint32		epoch;
-	WpCommitSecond delta;
-	int			i,
-				b,
+	WpCommitTotals gained;
+	WpScanMax	m;
+	int			b,
 				r;
 
-	if (seen == NULL)
-	{
-		seen = MemoryContextAllocZero(TopMemoryContext,
-									  sizeof(WpSlotSeen) * commit_shared->nslots);
-		priming = true;
-	}
-	memset(&delta, 0, sizeof(delta));
-
 	/* commits from now on belong to the next epoch */
-	epoch = pg_atomic_read_u32(&commit_shared->max_epoch);
+	m.ended = pg_atomic_read_u32(&commit_shared->max_epoch);
+	m.max_us = 0;
 	pg_atomic_write_u32(&commit_shared->max_epoch,
-						(epoch + 1) & WP_MAX_EPOCH_MASK);
+						(uint32) (m.ended + 1) & WP_MAX_EPOCH_MASK);
 	pg_memory_barrier();
 
-	for (i = 0; i < commit_shared->nslots; i++)
-	{
-		WpCommitSlot *s = slot_at(i);
-		WpSlotSeen *p = &seen[i];
-		uint64		d = pg_atomic_read_u64(&s->durable);
-		uint64		a = pg_atomic_read_u64(&s->async);
-		uint64		tagged;
-		uint64		l;
-
-		if (a != p->async)
-		{
-			delta.async += a - p->async;
-			p->async = a;
-		}
-		if (d == p->durable)
-			continue;
-		pg_read_barrier();
-		delta.durable += d - p->durable;
-		p->durable = d;
-		tagged = pg_atomic_read_u64(&s->max_tagged);
-		if ((tagged >> WP_MAX_US_BITS) == epoch)
-			delta.max_us = Max(delta.max_us, tagged & WP_MAX_US_MASK);
-		l = pg_atomic_read_u64(&s->led_flush);
-		delta.led_flush += l - p->led_flush;
-		p->led_flush = l;
-		for (b = 0; b < WP_HIST_BUCKETS; b++)
-		{
-			uint64		h = pg_atomic_read_u64(&s->hist[b]);
-
-			delta.hist[b] += h - p->hist[b];
-			p->hist[b] = h;
-		}
-	}
-	if (priming)
+	if (!wp_backend_slots_delta(&wp_commit_timing_slots, (uint64 *) &gained,
+								collect_max, &m))
 		return;
 
 	for (r = 0; r < WP_COMMIT_NUM_READERS; r++)
 	{
 		WpCommitSecond *acc = &reader_acc[r];
 
-		acc->durable += delta.durable;
-		acc->async += delta.async;
-		acc->led_flush += delta.led_flush;
-		acc->max_us = Max(acc->max_us, delta.max_us);
+		acc->durable += gained.durable;
+		acc->async += gained.async;
+		acc->led_flush += gained.led_flush;
+		acc->sum_us += gained.sum_us;
+		acc->max_us = Max(acc->max_us, m.max_us);
 		for (b = 0; b < WP_HIST_BUCKETS; b++)
-			acc->hist[b] += delta.hist[b];
+			acc->hist[b] += gained.hist[b];
 	}
 }
 
@@ -486,11 +357,10 @@ collect(void)
  *		Worker only: what the commit slots gained since this reader's
  *		previous call (zeros at its first call).
  *
- * The one delta reader over the slots: the timeline and the pilot each
- * take their own windows, but the slots are scanned once per worker tick
- * however many readers ask in it (both ask in the same tick when their
- * seconds line up).  max_us is the largest commit latency of the scans in
- * the window.
+ * The one delta reader over the slots: the timeline, the pilot, commit
+ * groups and commit phases each take their own windows, but the slots are
+ * scanned once per worker tick however many readers ask in it.  max_us is
+ * the largest commit latency of the scans in the window.
  */
 void
 wp_commit_take(WpCommitReader reader, WpCommitSecond *out)
@@ -498,7 +368,8 @@ wp_commit_take(WpCommitReader reader, WpCommitSecond *out)
 	uint64		tick;
 
 	memset(out, 0, sizeof(WpCommitSecond));
-	if (commit_shared == NULL || reader < 0 || reader >= WP_COMMIT_NUM_READERS)
+	if (wp_commit_timing_slots.header == NULL || reader < 0 ||
+		reader >= WP_COMMIT_NUM_READERS)
 		return;
 	tick = pg_atomic_read_u64(&wp_shared->ticks);
 	if (!collected_once || tick != collected_tick)

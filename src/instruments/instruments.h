@@ -19,6 +19,15 @@
 #define WALPILOT_INSTRUMENTS_H
 
 #include "core.h"
+#include "backend_slots.h"
+
+/*
+ * The commit instruments' per-backend slots (backend_slots.h), which the
+ * hub sizes and attaches.
+ */
+extern WpBackendSlots wp_commit_timing_slots;
+extern WpBackendSlots wp_commit_groups_slots;
+extern WpBackendSlots wp_commit_phases_slots;
 
 /*---- commit_groups.c: why each commit-led flush closed its group ----*/
 typedef enum WpGroupReason
@@ -38,8 +47,6 @@ typedef struct WpGroupTotals
 	uint64		wait_us[WP_GROUP_NUM_REASONS];	/* leaders' sleep */
 } WpGroupTotals;
 
-extern Size wp_commit_groups_shmem_size(void);
-extern void wp_commit_groups_shmem_init(void);
 extern void wp_commit_groups_pre_commit(const WpCommitContext *ctx);
 extern void wp_commit_groups_commit(WpCommitContext *ctx);
 extern void wp_commit_groups_abort(void);
@@ -68,8 +75,6 @@ typedef struct WpPhaseTotals
 	uint64		hist[WP_PHASE_COUNT][WP_HIST_BUCKETS];
 } WpPhaseTotals;
 
-extern Size wp_commit_phases_shmem_size(void);
-extern void wp_commit_phases_shmem_init(void);
 extern void wp_commit_phases_commit(const WpCommitContext *ctx);
 extern void wp_commit_phases_totals(WpPhaseTotals *out);
 extern void wp_commit_phases_reset(void);
@@ -88,8 +93,6 @@ typedef struct WpCommitTotals
 	uint64		hist[WP_HIST_BUCKETS];	/* durable commits per bucket */
 } WpCommitTotals;
 
-extern Size wp_commit_timing_shmem_size(void);
-extern void wp_commit_timing_shmem_init(void);
 extern void wp_commit_timing_pre_commit(WpCommitContext *ctx);
 extern void wp_commit_timing_commit(WpCommitContext *ctx);
 extern void wp_commit_timing_abort(WpCommitContext *ctx);
@@ -105,6 +108,7 @@ typedef struct WpCommitSecond
 	uint64		durable;
 	uint64		async;
 	uint64		led_flush;
+	uint64		sum_us;
 	uint64		max_us;
 	uint64		hist[WP_HIST_BUCKETS];
 } WpCommitSecond;
@@ -114,6 +118,8 @@ typedef enum WpCommitReader
 {
 	WP_COMMIT_READER_TIMELINE,
 	WP_COMMIT_READER_PILOT,
+	WP_COMMIT_READER_GROUPS,	/* commit groups' no_delay row */
+	WP_COMMIT_READER_PHASES,	/* commit phases' wal_flush row */
 	WP_COMMIT_NUM_READERS
 } WpCommitReader;
 
