@@ -430,6 +430,14 @@ wp_alter_system_allowed(void)
 #endif
 
 /*
+ * The flush leader in its commit_delay sleep or about to begin it: from
+ * taking WALWriteLock to pgstat_report_wait_start() a 19 leader reports no
+ * wait event either, and a gather wake-up in that window must reach it.
+ */
+#define wp_wait_may_be_leader_at_delay(wei) \
+	(wp_wait_may_be_commit_delay(wei) || (wei) == 0)
+
+/*
  * Backend type of the process owning a PGPROC.  15 keeps no type in the
  * PGPROC: the sampler derives it from the slot's index range, the
  * checkpointer/walwriter latch pointers and a pid map (sampler.c).  18

@@ -221,7 +221,7 @@ is_request_for_me(int slot, uint32 token)
 static bool
 is_sleeping_leader(void)
 {
-	if (!wp_wait_may_be_commit_delay(WP_READ_ONCE_U32(MyProc->wait_event_info)))
+	if (!wp_wait_may_be_leader_at_delay(WP_READ_ONCE_U32(MyProc->wait_event_info)))
 		return false;
 	return LWLockHeldByMe(WALWriteLock);
 }
@@ -399,11 +399,11 @@ static inline bool
 may_be_sleeping(int i, uint64 a, uint64 closed, uint64 my_arrival)
 {
 	/*
-	 * No wait event up to 18, Timeout:CommitDelay from 19: followers wait
-	 * on LWLock:WALWrite.
+	 * No wait event up to 18, Timeout:CommitDelay from 19 (and none just
+	 * before the sleep): followers wait on LWLock:WALWrite.
 	 */
 	return a > closed && a <= my_arrival &&
-		wp_wait_may_be_commit_delay(WP_READ_ONCE_U32(ProcGlobal->allProcs[i].wait_event_info));
+		wp_wait_may_be_leader_at_delay(WP_READ_ONCE_U32(ProcGlobal->allProcs[i].wait_event_info));
 }
 
 /*
