@@ -79,6 +79,8 @@ static int	next_sample = 0;
 
 static bool started = false;
 static bool managing = false;	/* walpilot's line is in force */
+static bool take_back_pending = false;	/* a previous worker's line stays */
+static TimestampTz next_take_back = 0;
 static int64 floor_mb = 0;		/* in force before walpilot's line */
 static uint64 seen_revert_generation = 0;
 static TimestampTz off_until = 0;
@@ -514,6 +516,37 @@ wp_wal_size_pilot_worker_start(void)
 		(void) wp_decision_log(setting, value, "(DBA's)",
 							   "walpilot worker start: a previous worker's value goes",
 							   NULL);
+	else
+		take_back_pending = wp_alter_system_has_line();
+}
+
+/*
+ * retry_take_back
+ *		A previous worker's line the start could not take back (a full disk,
+ *		a file in the way) goes as soon as it can: nothing walpilot chose
+ *		outlives the worker that chose it.
+ */
+static void
+retry_take_back(TimestampTz now)
+{
+	char		value[WP_AS_VALUE_LEN];
+
+	if (managing || !wp_alter_system_has_line())
+	{
+		/* this worker's own line now, or gone */
+		take_back_pending = false;
+		return;
+	}
+	if (now < next_take_back)
+		return;
+	next_take_back = now + (TimestampTz) WP_WS_SAMPLE_S * USECS_PER_SEC;
+	if (wp_alter_system_take_back(value, sizeof(value), false))
+	{
+		take_back_pending = false;
+		(void) wp_decision_log(setting, value, "(DBA's)",
+							   "walpilot worker start: a previous worker's value goes",
+							   NULL);
+	}
 }
 
 /*
@@ -535,6 +568,13 @@ wp_wal_size_pilot_tick(TimestampTz now)
 	}
 	collect_checkpoints();
 	sample_wal(now);
+	if (take_back_pending)
+	{
+		/* no line of this worker's before the previous one is gone */
+		retry_take_back(now);
+		if (take_back_pending)
+			return;
+	}
 
 	if (gen != seen_revert_generation)
 	{

@@ -79,6 +79,9 @@ extern char *wp_format_kb(int64 kb);
 extern Size wp_alter_system_shmem_size(void);
 extern void wp_alter_system_shmem_init(void);
 extern bool wp_alter_system_worker_start(char *taken_back, size_t len);
+extern bool wp_alter_system_take_back(char *taken_back, size_t len,
+									  bool loud);
+extern bool wp_alter_system_has_line(void);
 extern bool wp_alter_system_set(const char *name, const char *value,
 								const char *floor, char *why, size_t len);
 extern bool wp_alter_system_reset(const char *name, char *why, size_t len);

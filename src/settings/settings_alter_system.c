@@ -507,18 +507,32 @@ wp_alter_system_reset(const char *name, char *why, size_t len)
  *		A line a previous worker left (it crashed, or the postmaster was
  *		killed) goes, if it is provably walpilot's: each worker starts from
  *		the DBA's configuration.  True when it took one back: its value is
- *		in taken_back, for the pilot's decision row.
+ *		in taken_back, for the pilot's decision row.  When it could not (a
+ *		full disk, say), wp_alter_system_take_back tries again.
  */
 bool
 wp_alter_system_worker_start(char *taken_back, size_t len)
 {
-	char		why[256];
 	MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
 
 	initStringInfo(&wp_as_rec.bytes);
 	MemoryContextSwitchTo(old);
 	publish(false, NULL, NULL);
 	wp_as_record_load();
+	return wp_alter_system_take_back(taken_back, len, true);
+}
+
+/*
+ * wp_alter_system_take_back
+ *		The take-back of a previous worker's line, as at the worker's start.
+ *		A failure is logged only when loud, so that retries do not repeat
+ *		it; wp_alter_system_has_line says whether one is still to do.
+ */
+bool
+wp_alter_system_take_back(char *taken_back, size_t len, bool loud)
+{
+	char		why[256];
+
 	taken_back[0] = '\0';
 	if (!wp_as_rec.valid)
 		return false;
@@ -531,10 +545,21 @@ wp_alter_system_worker_start(char *taken_back, size_t len)
 		strlcpy(taken_back, wp_as_rec.value, len);
 		return true;
 	}
-	ereport(LOG,
-			(errmsg("walpilot leaves max_wal_size in postgresql.auto.conf alone"),
-			 errdetail_internal("%s", why)));
+	if (loud)
+		ereport(LOG,
+				(errmsg("walpilot leaves max_wal_size in postgresql.auto.conf alone"),
+				 errdetail_internal("%s", why)));
 	return false;
+}
+
+/*
+ * wp_alter_system_has_line
+ *		walpilot has a line in postgresql.auto.conf (its record says so).
+ */
+bool
+wp_alter_system_has_line(void)
+{
+	return wp_as_rec.valid;
 }
 
 /*

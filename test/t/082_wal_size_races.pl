@@ -19,7 +19,8 @@
 #   report one);
 # - the worker terminated while postgresql.auto.conf.tmp cannot be created:
 #   it exits with a LOG line, no FATAL, no PANIC, no worker left in
-#   walpilot.status; the next worker takes the line back.
+#   walpilot.status; the next worker cannot take the line back at its start
+#   either, and takes it back as soon as the way is clear.
 use strict;
 use warnings;
 use FindBin;
@@ -297,6 +298,7 @@ wait_managed('exit');
 my $line = (auto_conf() =~ /^(max_wal_size = '[^']*')$/m)[0];
 $log_offset = -s $node->logfile;
 my $pid = $node->safe_psql('postgres', 'SELECT worker_pid FROM walpilot.status');
+my $t_exit = mark();
 mkdir "$autoconf.tmp" or die "mkdir: $!";
 $node->safe_psql('postgres', "SELECT pg_terminate_backend($pid)");
 wait_until('exit: the worker is gone from walpilot.status', 30, sub {
@@ -305,14 +307,27 @@ wait_until('exit: the worker is gone from walpilot.status', 30, sub {
 wait_until('exit: the worker could not remove its line, and said so', 30, sub {
 	slurp_file($node->logfile, $log_offset) =~ /walpilot leaves max_wal_size alone/;
 });
-rmdir "$autoconf.tmp" or die "rmdir: $!";
+# the next worker (5 s later) cannot take it back at its start either
+wait_until('exit: the next worker cannot take the line back at its start, and says so', 60, sub {
+	slurp_file($node->logfile, $log_offset) =~ /walpilot leaves max_wal_size in postgresql.auto.conf alone/;
+});
 $log = slurp_file($node->logfile, $log_offset);
 like($log, qr/LOG:  walpilot leaves max_wal_size alone\n.*DETAIL:  could not open file "postgresql\.auto\.conf\.tmp": Is a directory/,
 	'exit: the log says why walpilot\'s line stays');
 unlike($log, qr/FATAL|PANIC/, 'exit: no FATAL, no PANIC');
 like(auto_conf(), qr/^\Q$line\E$/m, 'exit: the line stays, for the next worker');
+rmdir "$autoconf.tmp" or die "rmdir: $!";
+# Once the way is clear the next worker takes it back.  The load goes on,
+# so it may raise max_wal_size again right after: its decision row is what
+# proves the take-back.
+my ($old_value) = $line =~ /'([^']*)'/;
 wait_until('exit: the next worker takes the line back', 60, sub {
-	auto_conf() !~ /^max_wal_size/m && !-e $record;
+	$node->safe_psql('postgres', qq{
+		SELECT count(*) FROM walpilot.decisions
+		 WHERE setting = 'max_wal_size' AND old_value = '$old_value'
+		   AND new_value = '(DBA''s)'
+		   AND reason LIKE 'walpilot worker start:%'
+		   AND decided_at > '$t_exit'}) > 0;
 });
 like(slurp_file($node->logfile, $log_offset),
 	qr/walpilot took back the max_wal_size = '[^']*' a previous worker had set/,
