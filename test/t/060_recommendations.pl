@@ -106,8 +106,15 @@ is(rec($roomy, 'wal_sync_method'), '',
 #
 # a write load: max_wal_size (tight) and commit_delay (observe, slow flush)
 #
-pgbench_run($tight, 20);
 pgbench_run($roomy, 20);
+# tight: until max_wal_size has triggered two checkpoints (a busy machine
+# writes less WAL in a fixed time)
+for my $i (1 .. 12)
+{
+	pgbench_run($tight, 10);
+	last if $tight->safe_psql('postgres',
+		q{SELECT count(*) FROM walpilot.checkpoints WHERE reason = 'wal'}) >= 2;
+}
 
 my $mws = rec($tight, 'max_wal_size');
 like($mws, qr/^32MB\|\d+[MG]B\|false\|ALTER SYSTEM SET max_wal_size = '\d+[MG]B'; SELECT pg_reload_conf\(\);$/,
