@@ -34,14 +34,18 @@ sub write_script
 my $insert = write_script('insert.sql', "INSERT INTO t (v) VALUES (1);\n");
 my $idle = write_script('idle.sql', "\\sleep 2 s\nSELECT 1;\n");
 
+# each run's stderr, to show why a run ended early
+my %pgbench_err;
 sub pgbench
 {
 	my ($script, $clients, $seconds) = @_;
 	my ($out, $err) = ('', '');
-	return IPC::Run::start(
+	my $h = IPC::Run::start(
 		[ 'pgbench', '-n', '-f', $script, '-c', $clients, '-j', 2, '-T', $seconds,
 		  '-h', $node->host, '-p', $node->port, 'postgres' ],
 		'>', \$out, '2>', \$err);
+	$pgbench_err{$h} = \$err;
+	return $h;
 }
 
 my $negatives = q{
@@ -62,10 +66,16 @@ my $negatives = q{
 #
 # hundreds of idle connections
 #
-my $idlers = pgbench($idle, $idle_clients, 40);
+# for longer than they are needed (killed below): 300 connections to an
+# assert-enabled server on a loaded machine take many seconds to open
+my $idlers = pgbench($idle, $idle_clients, 180);
 ok($node->poll_query_until('postgres',
 		"SELECT count(*) >= $idle_clients FROM pg_stat_activity WHERE backend_type = 'client backend'"),
-	"$idle_clients idle connections are up");
+	"$idle_clients idle connections are up")
+  or diag("sessions: " . $node->safe_psql('postgres',
+		"SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'")
+	  . "\npgbench so far: " . (eval { $idlers->pump_nb; 1 } ? '' : 'ended; ')
+	  . ${ $pgbench_err{$idlers} });
 my $load = pgbench($insert, 2, 12);
 my ($t0, $m0, $c0) = split /\|/, $node->safe_psql('postgres',
 	'SELECT ticks, missed_ticks, commits_timed FROM walpilot.status');
