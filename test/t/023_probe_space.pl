@@ -112,8 +112,13 @@ ok($node->poll_query_until('postgres',
 my $prober = $node->safe_psql('postgres', q{
 	SELECT pid FROM pg_stat_activity
 	 WHERE query LIKE '%walpilot.probe(60)%' AND pid <> pg_backend_pid()});
+my $log_offset = -s $node->logfile;
 kill 'KILL', $prober;
 $h->finish;
+# polled only once the restart is over: a psql that finds the server
+# still recovering exits before it reads its query, and writing that
+# query to it fails (broken pipe) instead of polling again
+$node->wait_for_log(qr/database system is ready to accept connections/, $log_offset);
 ok($node->poll_query_until('postgres',
 		"SELECT count(*) = 0 FROM pg_ls_waldir() WHERE name LIKE 'walpilot_probe%'"),
 	'after SIGKILL and crash restart the probe file is swept');

@@ -27,9 +27,14 @@ my $offset_file = $node->basedir . '/faketime';
 sub set_offset
 {
 	my ($offset) = @_;
-	open my $fh, '>', $offset_file or die;
+	# written aside and renamed into place: a process that re-reads the
+	# file between a truncation and the write finds it empty, and
+	# libfaketime exits the process on a value it cannot parse (17's
+	# postmaster once shut down so)
+	open my $fh, '>', "$offset_file.new" or die;
 	print $fh "$offset\n";
-	close $fh;
+	close $fh or die;
+	rename("$offset_file.new", $offset_file) or die "rename: $!";
 }
 set_offset('+0');
 my $started = Time::HiRes::time();
