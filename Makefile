@@ -14,6 +14,11 @@ DATA = $(wildcard sql/walpilot--*.sql)
 PGFILEDESC = "walpilot - WAL commit path observer and tuner"
 
 PG_CPPFLAGS = $(addprefix -I$(srcdir)/src/,$(LAYERS))
+# Calls and data references between walpilot's own files bind inside the
+# library (no PLT or GOT hop in the commit path); what the server looks up
+# by name stays exported.  From 16 on PGXS's -fvisibility=hidden does the
+# same for everything not exported.
+SHLIB_LINK += -Wl,-Bsymbolic
 
 # pg_regress: its own temporary, preloaded instance.
 REGRESS = setup status guc guc_units privileges instruments storage advice badinput cleanup

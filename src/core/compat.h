@@ -231,8 +231,10 @@ extern void wp_wal_counters(WpWalCounters *c);
  * Whether synchronous_standby_names names a standby, as SyncRepWaitForLSN
  * tests it without a lock (the checkpointer publishes it): a bit of
  * sync_standbys_status in the minor releases from spring 2025 on (15.13,
- * 17.5, 18), a flag before.  Headers of walsender_private.h decide.
+ * 17.5, 18), a flag before.  Headers of walsender_private.h decide, so
+ * it is included here, whatever the including file's order.
  */
+#include "replication/walsender_private.h"
 #ifdef SYNC_STANDBY_DEFINED
 #define wp_sync_standbys_defined() \
 	((((volatile WalSndCtlData *) WalSndCtl)->sync_standbys_status & \

@@ -85,17 +85,21 @@ extern void wp_require_shared_state(void);
 
 /*
  * What one top-level commit is, handed to every commit-path observer.
- * Filled at PRE_COMMIT (has_xid, durable); commit timing adds start, end
- * and led_flush at COMMIT, and commit groups the leader's sleep, before
- * the observers after them run.
+ * Filled at PRE_COMMIT (has_xid, durable, timed, may_sleep; commit timing
+ * adds start_us); commit timing adds end and led_flush at COMMIT, and
+ * commit groups the leader's sleep, before the observers after them run.
  */
 typedef struct WpCommitContext
 {
 	bool		has_xid;		/* the transaction has a top-level xid */
 	bool		durable;		/* it waits for its commit record's flush */
+	bool		timed;			/* has an xid, walpilot is on, and the
+								 * instruments' slots are there */
+	bool		may_sleep;		/* durable and commit_delay > 0 after the
+								 * gather: XLogFlush may sleep */
+	bool		led_flush;		/* this backend did the WAL sync */
 	uint64		start_us;		/* monotonic clock (instr_time), us: PRE_COMMIT */
 	uint64		end_us;			/* ... and just after the flush; 0: untimed */
-	bool		led_flush;		/* this backend did the WAL sync */
 	uint64		slept_us;		/* COMMIT: the leader's commit_delay sleep */
 } WpCommitContext;
 

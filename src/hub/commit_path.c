@@ -11,14 +11,16 @@
  *	PRE_COMMIT	commit timing (start stamp, WAL sync counters),
  *				the session settings applier, the gather (counts arrival;
  *				durable commits in tune mode only), commit groups (notes
- *				the delay the flush will run with)
+ *				the delay the flush will run with; only when commit_delay
+ *				is above 0 after the gather)
  *	COMMIT		commit timing (takes the end stamp first: nothing else
  *				belongs in the timed window; sets end and led_flush),
  *				commit groups (why the flush closed; sets the leader's
- *				sleep), commit phases (splits the commit's time; timed
- *				commits only), the gather (reuses the end stamp; only
- *				after its PRE_COMMIT)
- *	ABORT		commit timing, commit groups, the gather (as at COMMIT)
+ *				sleep), commit phases (splits the commit's time), both for
+ *				timed durable commits and only when their gate says they
+ *				would write (commit_gates.h), the gather (reuses the end
+ *				stamp; only after its PRE_COMMIT)
+ *	ABORT		commit groups, the gather (as at COMMIT)
  *
  * and, after all of them, at COMMIT only: a DROP EXTENSION walpilot this
  * transaction ran (noted by the object-access hook, forgotten when its
@@ -26,8 +28,10 @@
  *
  * Most transactions write nothing: one without an xid costs a test, the
  * settings applier's check of its generation, and at COMMIT a test.  An
- * observer is not called when the context says it has nothing to do (its
- * own first test would return), which spares the calls.
+ * observer is not called when the context or its gate says it has nothing
+ * to do (its own first test would return), which spares the calls: the
+ * common durable commit, with no commit_delay sleep and no synchronous
+ * standby, runs commit timing and the settings applier only.
  *
  * "Durable" is RecordTransactionCommit's test: an xid and WAL written with
  * synchronous_commit above off, or relations dropped (their files go only
@@ -60,6 +64,7 @@
 #include "commands/dbcommands.h"
 
 #include "hub.h"
+#include "commit_gates.h"
 
 /* The current top-level transaction's context, PRE_COMMIT to COMMIT. */
 static WpCommitContext commit_ctx;
@@ -105,29 +110,57 @@ wp_commit_path_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 }
 
 /*
- * classify_commit
- *		What this commit is, at PRE_COMMIT.
+ * commit_path_ready
+ *		Whether the commit instruments can record in this backend: their
+ *		slots attached and a PGPROC to index them by.  Neither changes once
+ *		true.
  */
-static void
+static inline bool
+commit_path_ready(void)
+{
+	static bool ready = false;
+
+	if (likely(ready))
+		return true;
+	ready = MyProc != NULL &&
+		wp_commit_timing_slots.slots != NULL &&
+		wp_commit_groups_slots.slots != NULL &&
+		wp_commit_phases_slots.slots != NULL;
+	return ready;
+}
+
+/*
+ * drops_relations
+ *		Whether the commit drops relations: their files go only once the
+ *		commit record is flushed, whatever synchronous_commit says.  Apart,
+ *		so that the array's address costs the common path no stack check.
+ */
+static pg_noinline bool
+drops_relations(void)
+{
+	WpRelFile  *rels = NULL;
+	bool		any = smgrGetPendingDeletes(true, &rels) > 0;
+
+	if (rels)
+		pfree(rels);
+	return any;
+}
+
+/*
+ * classify_commit
+ *		What this commit is, at PRE_COMMIT of a transaction with an xid.
+ */
+static inline void
 classify_commit(WpCommitContext *ctx)
 {
 	memset(ctx, 0, sizeof(WpCommitContext));
-	ctx->has_xid = TransactionIdIsValid(GetTopTransactionIdIfAny());
-	if (!ctx->has_xid)
-		return;
+	ctx->has_xid = true;
 	/* RecordTransactionCommit's test for waiting on the flush */
 	ctx->durable = XactLastRecEnd != 0 &&
 		synchronous_commit > SYNCHRONOUS_COMMIT_OFF;
 	if (!ctx->durable)
-	{
-		/* dropped relations flush whatever synchronous_commit says */
-		WpRelFile  *rels = NULL;
-
-		if (smgrGetPendingDeletes(true, &rels) > 0)
-			ctx->durable = true;
-		if (rels)
-			pfree(rels);
-	}
+		ctx->durable = drops_relations();
+	ctx->timed = wp_mode != WP_MODE_OFF && commit_path_ready();
 
 	/*
 	 * forceSyncCommit (CREATE/DROP DATABASE, tablespaces) is private to
@@ -142,7 +175,7 @@ classify_commit(WpCommitContext *ctx)
  *		the configured values back, and every pilot holds off for
  *		walpilot.tune_interval, as after walpilot.revert().
  */
-static void
+static pg_noinline void
 extension_dropped(void)
 {
 	char		by[128];
@@ -156,21 +189,29 @@ extension_dropped(void)
 /*
  * commit_path_pre_commit
  *		PRE_COMMIT of a transaction with an xid: classify it, call the
- *		observers.
+ *		observers that have work.
  */
 static pg_noinline void
 commit_path_pre_commit(void)
 {
 	classify_commit(&commit_ctx);
-	wp_commit_timing_pre_commit(&commit_ctx);
+	if (commit_ctx.timed)
+		wp_commit_timing_pre_commit(&commit_ctx);
 	(void) wp_settings_apply_in_backend();
+	if (!commit_ctx.timed || !commit_ctx.durable)
+		return;
 	/* the gather has work only for a durable commit in tune mode */
-	if (commit_ctx.durable && wp_mode == WP_MODE_TUNE)
+	if (wp_mode == WP_MODE_TUNE)
 	{
 		gather_called = true;
 		wp_gather_pre_commit(&commit_ctx);
 	}
-	wp_commit_groups_pre_commit(&commit_ctx);
+	/* the delay XLogFlush will see, after the gather's */
+	if (CommitDelay > 0)
+	{
+		commit_ctx.may_sleep = true;
+		wp_commit_groups_pre_commit(&commit_ctx);
+	}
 }
 
 /*
@@ -181,11 +222,18 @@ commit_path_pre_commit(void)
 static pg_noinline void
 commit_path_commit(void)
 {
-	wp_commit_timing_commit(&commit_ctx);
-	wp_commit_groups_commit(&commit_ctx);
-	/* phases split timed durable commits only */
-	if (commit_ctx.end_us != 0)
-		wp_commit_phases_commit(&commit_ctx);
+	if (commit_ctx.timed)
+	{
+		wp_commit_timing_commit(&commit_ctx);
+		/* the instruments after it look at commits that waited for a flush */
+		if (commit_ctx.end_us != 0)
+		{
+			if (wp_commit_groups_wanted(&commit_ctx))
+				wp_commit_groups_commit(&commit_ctx);
+			if (wp_commit_phases_wanted(&commit_ctx))
+				wp_commit_phases_commit(&commit_ctx);
+		}
+	}
 	if (gather_called)
 	{
 		gather_called = false;
@@ -207,7 +255,6 @@ static pg_noinline void
 commit_path_abort(void)
 {
 	commit_ctx.end_us = 0;
-	wp_commit_timing_abort(&commit_ctx);
 	wp_commit_groups_abort();
 	if (gather_called)
 	{

@@ -69,11 +69,6 @@
  */
 #define GT(field)		WP_SLOT_INDEX(WpGroupTotals, field)
 
-typedef struct WpGroupsShared
-{
-	pg_atomic_uint32 last_reason;	/* of the latest commit-led flush */
-} WpGroupsShared;
-
 static void
 groups_init_header(void *header)
 {
@@ -125,21 +120,20 @@ wp_commit_group_reason_name(int reason)
 
 /*
  * wp_commit_groups_pre_commit
- *		Commit-path observer at PRE_COMMIT, after the gather (which may have
- *		dropped commit_delay for this commit): note the delay and siblings
- *		XLogFlush will run with.
+ *		Commit-path observer at PRE_COMMIT of a timed durable commit that
+ *		may sleep (commit_delay > 0 after the gather, which may have dropped
+ *		it for this commit): note the delay and siblings XLogFlush will run
+ *		with.  Without a delay nothing can sleep, and the commit path does
+ *		not call us.
  */
 void
 wp_commit_groups_pre_commit(const WpCommitContext *ctx)
 {
-	in_durable_commit = false;
+	Assert(ctx->timed && ctx->may_sleep);
 	woken = WP_WOKEN_NONE;
-	if (!ctx->has_xid || wp_commit_groups_slots.slots == NULL ||
-		MyProc == NULL || wp_mode == WP_MODE_OFF)
-		return;
 	delay_in_force = CommitDelay;
 	siblings_in_force = CommitSiblings;
-	in_durable_commit = ctx->durable;
+	in_durable_commit = true;
 }
 
 /*
@@ -215,12 +209,13 @@ classify_flush(const WpCommitContext *ctx, uint64 *wait_us)
 
 /*
  * wp_commit_groups_commit
- *		Commit-path observer at COMMIT, after commit timing (which set
- *		end_us and led_flush): a leader files its flush and gives its sleep
- *		to the observers after it (slept_us), a follower adds itself to the
- *		group last published.  A commit of the no_delay row (the common
- *		case: no sleep) writes nothing but a changed last_reason; readers
- *		take that row from commit timing.
+ *		Commit-path observer at COMMIT of a timed durable commit, after
+ *		commit timing (which set end_us and led_flush), when the gate
+ *		(commit_gates.h) says there is work: a leader files its flush and
+ *		gives its sleep to the observers after it (slept_us), a follower
+ *		adds itself to the group last published.  A commit of the no_delay
+ *		row (the common case: no sleep) writes nothing but a changed
+ *		last_reason; readers take that row from commit timing.
  */
 void
 wp_commit_groups_commit(WpCommitContext *ctx)
@@ -229,9 +224,7 @@ wp_commit_groups_commit(WpCommitContext *ctx)
 	uint64		wait_us = 0;
 	int			r;
 
-	if (wp_commit_groups_slots.slots == NULL || MyProc == NULL ||
-		!ctx->durable || ctx->end_us == 0)
-		goto done;
+	Assert(ctx->timed && ctx->durable && ctx->end_us != 0);
 	if (ctx->led_flush)
 	{
 		/* no sleep to classify: classify_flush's first answer, inline */
@@ -263,20 +256,21 @@ wp_commit_groups_commit(WpCommitContext *ctx)
 			wp_slot_add(&s[GT(commits) + r], 1);
 		}
 	}
-done:
-	in_durable_commit = false;
-	woken = WP_WOKEN_NONE;
+	wp_commit_groups_abort();
 }
 
 /*
  * wp_commit_groups_abort
- *		Commit-path observer at ABORT: nothing was flushed.
+ *		The commit ended (or ABORT: nothing was flushed): forget its sleep,
+ *		so that the next commit, which may not run our PRE_COMMIT, starts
+ *		from no delay.
  */
 void
 wp_commit_groups_abort(void)
 {
 	in_durable_commit = false;
 	woken = WP_WOKEN_NONE;
+	delay_in_force = 0;
 }
 
 /*

@@ -270,7 +270,8 @@ record_phase(pg_atomic_uint64 *s, int phase, uint64 us)
  *		Commit-path observer at COMMIT, after commit timing and commit
  *		groups: split a timed durable commit into its phases.  A commit
  *		that neither slept nor waited for a standby is all wal_flush, which
- *		commit timing has counted: nothing to write.
+ *		commit timing has counted: nothing to write, and the gate
+ *		(commit_gates.h) spares the call.
  */
 void
 wp_commit_phases_commit(const WpCommitContext *ctx)
@@ -281,9 +282,7 @@ wp_commit_phases_commit(const WpCommitContext *ctx)
 	uint64		standby = 0;
 	bool		waited;
 
-	if (wp_commit_phases_slots.slots == NULL || MyProc == NULL || !ctx->durable ||
-		ctx->end_us == 0)
-		return;
+	Assert(ctx->timed && ctx->durable && ctx->end_us != 0);
 	waited = SyncRepRequested() && WalSndCtl != NULL &&
 		wp_sync_standbys_defined();
 	if (ctx->slept_us == 0 && !waited)

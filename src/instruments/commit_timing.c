@@ -97,16 +97,7 @@ WpBackendSlots wp_commit_timing_slots = {
 
 #define commit_shared	((WpCommitShared *) wp_commit_timing_slots.header)
 
-/* Backend-local state between PRE_COMMIT and COMMIT. */
-typedef enum WpPending
-{
-	WP_PENDING_NONE,
-	WP_PENDING_DURABLE,
-	WP_PENDING_ASYNC
-} WpPending;
-
-static WpPending pending = WP_PENDING_NONE;
-static uint64 pending_start_us;
+/* Backend-local, PRE_COMMIT to COMMIT: this backend's WAL I/O counts. */
 #if WP_HAVE_LEADER_DETECTION
 static uint64 pending_syncs;
 static uint64 pending_writes;
@@ -161,47 +152,42 @@ record_commit(pg_atomic_uint64 *s, uint64 us, bool led)
 
 /*
  * wp_commit_timing_pre_commit
- *		Commit-path observer at PRE_COMMIT: decide whether this commit is
- *		timed and snapshot the backend's WAL sync counters.
+ *		Commit-path observer at PRE_COMMIT of a timed commit (ctx->timed):
+ *		stamp a durable commit's start and snapshot the backend's WAL I/O
+ *		counters.
  */
 void
 wp_commit_timing_pre_commit(WpCommitContext *ctx)
 {
-	pending = WP_PENDING_NONE;
-	if (ctx->has_xid && wp_mode != WP_MODE_OFF &&
-		wp_commit_timing_slots.slots != NULL && MyProc != NULL)
-	{
-		pending = ctx->durable ? WP_PENDING_DURABLE : WP_PENDING_ASYNC;
-		if (pending == WP_PENDING_DURABLE)
-		{
-			pending_start_us = now_us();
-			ctx->start_us = pending_start_us;
-		}
+	Assert(ctx->timed);
+	if (ctx->durable)
+		ctx->start_us = now_us();
 #if WP_HAVE_LEADER_DETECTION
-		pending_syncs = wp_pending_wal_syncs();
-		pending_writes = WP_PENDING_WAL_ONE_COUNTER ? pending_syncs :
-			wp_pending_wal_writes();
+	pending_syncs = wp_pending_wal_syncs();
+	pending_writes = WP_PENDING_WAL_ONE_COUNTER ? pending_syncs :
+		wp_pending_wal_writes();
 #endif
-	}
 }
 
 /*
  * wp_commit_timing_commit
- *		Commit-path observer at COMMIT, called first: take the end stamp,
- *		record the commit, and give the stamp and the leader flag to the
- *		observers after it (ctx->end_us stays 0 for an untimed commit).
+ *		Commit-path observer at COMMIT of a timed commit, called first: take
+ *		the end stamp, record the commit, and give the stamp and the leader
+ *		flag to the observers after it (ctx->end_us stays 0 for a commit
+ *		that did not wait for a flush).
  */
 void
 wp_commit_timing_commit(WpCommitContext *ctx)
 {
-	if (pending == WP_PENDING_DURABLE)
+	Assert(ctx->timed);
+	if (ctx->durable)
 	{
 		/* the end stamp first: nothing else belongs in the window */
 		uint64		end_us = now_us();
 		uint64		us;
 		bool		led = false;
 
-		us = (end_us > pending_start_us) ? end_us - pending_start_us : 0;
+		us = (end_us > ctx->start_us) ? end_us - ctx->start_us : 0;
 
 #if WP_HAVE_LEADER_DETECTION
 		led = (wp_pending_wal_syncs() != pending_syncs) ||
@@ -209,46 +195,32 @@ wp_commit_timing_commit(WpCommitContext *ctx)
 			 wp_pending_wal_writes() != pending_writes);
 #endif
 		record_commit(wp_backend_slot_mine(&wp_commit_timing_slots), us, led);
-		ctx->start_us = pending_start_us;
 		ctx->end_us = end_us;
 		ctx->led_flush = led;
+		return;
 	}
-	else if (pending == WP_PENDING_ASYNC)
-	{
 #if WP_HAVE_LEADER_DETECTION
-		/*
-		 * A commit whose command forced the flush (forceSyncCommit): rare,
-		 * so it is timed from the server's stop stamp (wall clock) rather
-		 * than costing every asynchronous commit a clock read.
-		 */
-		if (wp_pending_wal_syncs() != pending_syncs)
-		{
-			TimestampTz end = GetCurrentTimestamp();
-			TimestampTz start = GetCurrentTransactionStopTimestamp();
-			uint64		us = (end > start) ? (uint64) (end - start) : 0;
 
-			record_commit(wp_backend_slot_mine(&wp_commit_timing_slots), us, true);
-			ctx->durable = true;
-			ctx->end_us = now_us();
-			ctx->start_us = ctx->end_us - Min(us, ctx->end_us);
-			ctx->led_flush = true;
-			pending = WP_PENDING_NONE;
-			return;
-		}
-#endif
-		wp_slot_add(&wp_backend_slot_mine(&wp_commit_timing_slots)[CT(async)], 1);
+	/*
+	 * A commit whose command forced the flush (forceSyncCommit): rare, so
+	 * it is timed from the server's stop stamp (wall clock) rather than
+	 * costing every asynchronous commit a clock read.
+	 */
+	if (wp_pending_wal_syncs() != pending_syncs)
+	{
+		TimestampTz end = GetCurrentTimestamp();
+		TimestampTz start = GetCurrentTransactionStopTimestamp();
+		uint64		us = (end > start) ? (uint64) (end - start) : 0;
+
+		record_commit(wp_backend_slot_mine(&wp_commit_timing_slots), us, true);
+		ctx->durable = true;
+		ctx->end_us = now_us();
+		ctx->start_us = ctx->end_us - Min(us, ctx->end_us);
+		ctx->led_flush = true;
+		return;
 	}
-	pending = WP_PENDING_NONE;
-}
-
-/*
- * wp_commit_timing_abort
- *		Commit-path observer at ABORT: forget the pending commit.
- */
-void
-wp_commit_timing_abort(WpCommitContext *ctx)
-{
-	pending = WP_PENDING_NONE;
+#endif
+	wp_slot_add(&wp_backend_slot_mine(&wp_commit_timing_slots)[CT(async)], 1);
 }
 
 /*

@@ -47,6 +47,12 @@ typedef struct WpGroupTotals
 	uint64		wait_us[WP_GROUP_NUM_REASONS];	/* leaders' sleep */
 } WpGroupTotals;
 
+/* The region's header; the commit path's gate (commit_gates.h) reads it. */
+typedef struct WpGroupsShared
+{
+	pg_atomic_uint32 last_reason;	/* of the latest commit-led flush */
+} WpGroupsShared;
+
 extern void wp_commit_groups_pre_commit(const WpCommitContext *ctx);
 extern void wp_commit_groups_commit(WpCommitContext *ctx);
 extern void wp_commit_groups_abort(void);
@@ -95,7 +101,6 @@ typedef struct WpCommitTotals
 
 extern void wp_commit_timing_pre_commit(WpCommitContext *ctx);
 extern void wp_commit_timing_commit(WpCommitContext *ctx);
-extern void wp_commit_timing_abort(WpCommitContext *ctx);
 extern void wp_commit_timing_reset(void);
 extern void wp_commit_totals(WpCommitTotals *out);
 extern void wp_commit_totals_raw(WpCommitTotals *out);
