@@ -531,3 +531,26 @@ REVOKE ALL ON FUNCTION walpilot.commit_phases_data() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION walpilot.commit_phases_data() TO pg_monitor;
 REVOKE ALL ON walpilot.commit_phases FROM PUBLIC;
 GRANT SELECT ON walpilot.commit_phases TO pg_monitor;
+
+--
+-- watch_drop: a committed DROP EXTENSION walpilot puts the configured
+-- values back.  The event trigger fires only for the statements that can
+-- drop the extension, and its function watches the rest of the
+-- transaction; nothing else pays for it.  ENABLE ALWAYS: it fires with
+-- session_replication_role = replica too.
+--
+CREATE FUNCTION walpilot.watch_drop()
+RETURNS event_trigger
+AS 'MODULE_PATHNAME', 'walpilot_watch_drop'
+LANGUAGE C;
+
+COMMENT ON FUNCTION walpilot.watch_drop() IS
+    'the function of the event trigger walpilot_watch_drop: watches a DROP that may remove the extension, which then puts the configured values back when it commits';
+
+REVOKE ALL ON FUNCTION walpilot.watch_drop() FROM PUBLIC;
+
+CREATE EVENT TRIGGER walpilot_watch_drop ON ddl_command_start
+    WHEN TAG IN ('DROP EXTENSION', 'DROP SCHEMA', 'DROP OWNED')
+    EXECUTE FUNCTION walpilot.watch_drop();
+
+ALTER EVENT TRIGGER walpilot_watch_drop ENABLE ALWAYS;

@@ -22,9 +22,8 @@
  *				stamp; only after its PRE_COMMIT)
  *	ABORT		commit groups, the gather (as at COMMIT)
  *
- * and, after all of them, at COMMIT only: a DROP EXTENSION walpilot this
- * transaction ran (noted by the object-access hook, forgotten when its
- * transaction or subtransaction aborts) takes effect.
+ * and, after all of them, the end of the drop watch (drop_watch.c): at
+ * COMMIT a DROP EXTENSION walpilot this transaction ran takes effect.
  *
  * Most transactions write nothing: one without an xid costs a test, the
  * settings applier's check of its generation, and at COMMIT a test.  An
@@ -61,7 +60,6 @@
 #include "catalog/storage.h"
 
 #include "miscadmin.h"
-#include "commands/dbcommands.h"
 
 #include "hub.h"
 #include "commit_gates.h"
@@ -71,43 +69,6 @@ static WpCommitContext commit_ctx;
 
 /* The gather's PRE_COMMIT ran: its end runs at COMMIT or ABORT. */
 static bool gather_called = false;
-
-/*
- * A DROP EXTENSION walpilot in this transaction: the innermost live
- * subtransaction that contains it (InvalidSubTransactionId: none), and the
- * database's name, looked up while catalog access is still possible.
- */
-static SubTransactionId drop_subid = InvalidSubTransactionId;
-static char drop_database[NAMEDATALEN];
-
-/*
- * wp_commit_path_note_extension_drop
- *		Object-access hook, OAT_DROP of the walpilot extension: remember it
- *		until the transaction ends.  Nothing is reverted yet: the DROP may
- *		still roll back.
- */
-void
-wp_commit_path_note_extension_drop(void)
-{
-	char	   *name = get_database_name(MyDatabaseId);
-
-	strlcpy(drop_database, name ? name : "?", sizeof(drop_database));
-	if (name)
-		pfree(name);
-	drop_subid = GetCurrentSubTransactionId();
-}
-
-static void
-wp_commit_path_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
-								SubTransactionId parentSubid, void *arg)
-{
-	if (drop_subid == InvalidSubTransactionId)
-		return;
-	if (event == SUBXACT_EVENT_ABORT_SUB && drop_subid >= mySubid)
-		drop_subid = InvalidSubTransactionId;	/* rolled back with it */
-	else if (event == SUBXACT_EVENT_COMMIT_SUB && drop_subid == mySubid)
-		drop_subid = parentSubid;	/* now the parent's */
-}
 
 /*
  * commit_path_ready
@@ -170,23 +131,6 @@ classify_commit(WpCommitContext *ctx)
 }
 
 /*
- * extension_dropped
- *		A DROP EXTENSION walpilot committed: the settings record it and put
- *		the configured values back, and every pilot holds off for
- *		walpilot.tune_interval, as after walpilot.revert().
- */
-static pg_noinline void
-extension_dropped(void)
-{
-	char		by[128];
-
-	wp_settings_extension_dropped(drop_database);
-	snprintf(by, sizeof(by), "DROP EXTENSION walpilot in database %s",
-			 drop_database);
-	wp_pilot_request_hold_off(by, 0);
-}
-
-/*
  * commit_path_pre_commit
  *		PRE_COMMIT of a transaction with an xid: classify it, call the
  *		observers that have work.
@@ -216,8 +160,8 @@ commit_path_pre_commit(void)
 
 /*
  * commit_path_commit
- *		COMMIT of a transaction that had an xid at PRE_COMMIT (or ran a DROP
- *		EXTENSION walpilot).
+ *		COMMIT of a transaction that had an xid at PRE_COMMIT (or ran a
+ *		statement that could drop the extension: drop_watch.c).
  */
 static pg_noinline void
 commit_path_commit(void)
@@ -240,11 +184,8 @@ commit_path_commit(void)
 		wp_gather_end(&commit_ctx);
 	}
 	memset(&commit_ctx, 0, sizeof(WpCommitContext));
-	if (drop_subid != InvalidSubTransactionId)
-	{
-		drop_subid = InvalidSubTransactionId;
-		extension_dropped();
-	}
+	if (wp_drop_watch_active)
+		wp_drop_watch_end(true);
 }
 
 /*
@@ -262,7 +203,8 @@ commit_path_abort(void)
 		wp_gather_end(&commit_ctx);
 	}
 	memset(&commit_ctx, 0, sizeof(WpCommitContext));
-	drop_subid = InvalidSubTransactionId;
+	if (wp_drop_watch_active)
+		wp_drop_watch_end(false);
 }
 
 /*
@@ -287,7 +229,7 @@ wp_commit_path_callback(XactEvent event, void *arg)
 	else if (event == XACT_EVENT_COMMIT)
 	{
 		/* no xid at PRE_COMMIT leaves the context clear */
-		if (commit_ctx.has_xid || drop_subid != InvalidSubTransactionId)
+		if (commit_ctx.has_xid || wp_drop_watch_active)
 			commit_path_commit();
 	}
 	else if (event == XACT_EVENT_ABORT)
@@ -302,5 +244,4 @@ void
 wp_commit_path_register(void)
 {
 	RegisterXactCallback(wp_commit_path_callback, NULL);
-	RegisterSubXactCallback(wp_commit_path_subxact_callback, NULL);
 }

@@ -23,7 +23,11 @@ extern void wp_shmem_install_hooks(void);
 
 /*---- commit_path.c: the transaction callback and its observers ----*/
 extern void wp_commit_path_register(void);
-extern void wp_commit_path_note_extension_drop(void);
+
+/*---- drop_watch.c: DROP EXTENSION walpilot, acted on at commit ----*/
+extern PGDLLIMPORT bool wp_drop_watch_active;
+extern void wp_drop_watch_end(bool committed);
+extern void wp_drop_watch_register(void);
 
 /*---- worker.c ----*/
 extern void wp_worker_register(void);

@@ -18,20 +18,14 @@
  */
 #include "postgres.h"
 
-#include "catalog/objectaccess.h"
-#include "catalog/pg_extension.h"
-#include "commands/extension.h"
 #include "fmgr.h"
 #include "miscadmin.h"
-#include "tcop/utility.h"
 #include "utils/guc.h"
 
 #include "hub.h"
 
 PG_MODULE_MAGIC;
 
-static object_access_hook_type prev_object_access_hook = NULL;
-static ProcessUtility_hook_type prev_process_utility_hook = NULL;
 static emit_log_hook_type prev_emit_log_hook = NULL;
 
 /*
@@ -49,82 +43,6 @@ wp_emit_log_hook(ErrorData *edata)
 	wp_checkpoints_note_log(edata);
 	if (prev_emit_log_hook)
 		prev_emit_log_hook(edata);
-}
-
-/*
- * wp_object_access
- *		DROP EXTENSION walpilot puts every setting walpilot manages back
- *		when its transaction commits (commit_path.c).  In place only while
- *		a DROP statement runs (wp_process_utility).
- */
-static void
-wp_object_access(ObjectAccessType access, Oid classId, Oid objectId,
-				 int subId, void *arg)
-{
-	if (prev_object_access_hook)
-		prev_object_access_hook(access, classId, objectId, subId, arg);
-
-	if (access == OAT_DROP && classId == ExtensionRelationId &&
-		objectId == get_extension_oid("walpilot", true))
-		wp_commit_path_note_extension_drop();	/* acts at commit */
-}
-
-/*
- * watched_drop
- *		Run a DROP statement with wp_object_access in place.
- */
-static pg_noinline void
-watched_drop(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
-			 ProcessUtilityContext context, ParamListInfo params,
-			 QueryEnvironment *queryEnv, DestReceiver *dest,
-			 QueryCompletion *qc)
-{
-	prev_object_access_hook = object_access_hook;
-	object_access_hook = wp_object_access;
-	PG_TRY();
-	{
-		if (prev_process_utility_hook)
-			prev_process_utility_hook(pstmt, queryString, readOnlyTree,
-									  context, params, queryEnv, dest, qc);
-		else
-			standard_ProcessUtility(pstmt, queryString, readOnlyTree,
-									context, params, queryEnv, dest, qc);
-	}
-	PG_FINALLY();
-	{
-		object_access_hook = prev_object_access_hook;
-	}
-	PG_END_TRY();
-}
-
-/*
- * wp_process_utility
- *		Puts wp_object_access in place around the statements that can drop
- *		the extension: DROP (EXTENSION, or a SCHEMA ... CASCADE) and DROP
- *		OWNED.  An object access hook that stayed installed would cost every
- *		query: the executor calls it for each function it initialises.
- *		Every other utility statement (BEGIN, COMMIT, SET ...) passes
- *		straight on.
- */
-static void
-wp_process_utility(PlannedStmt *pstmt, const char *queryString,
-				   bool readOnlyTree, ProcessUtilityContext context,
-				   ParamListInfo params, QueryEnvironment *queryEnv,
-				   DestReceiver *dest, QueryCompletion *qc)
-{
-	NodeTag		tag = nodeTag(pstmt->utilityStmt);
-
-	/* not again inside a DROP that runs another (an event trigger's) */
-	if (unlikely(tag == T_DropStmt || tag == T_DropOwnedStmt) &&
-		object_access_hook != wp_object_access)
-		watched_drop(pstmt, queryString, readOnlyTree, context, params,
-					 queryEnv, dest, qc);
-	else if (prev_process_utility_hook)
-		prev_process_utility_hook(pstmt, queryString, readOnlyTree, context,
-								  params, queryEnv, dest, qc);
-	else
-		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
-								params, queryEnv, dest, qc);
 }
 
 /*
@@ -146,10 +64,9 @@ _PG_init(void)
 	wp_shmem_install_hooks();
 	wp_worker_register();
 	wp_commit_path_register();
+	wp_drop_watch_register();
 	wp_ckpt_setting_find_guc();
 
-	prev_process_utility_hook = ProcessUtility_hook;
-	ProcessUtility_hook = wp_process_utility;
 	prev_emit_log_hook = emit_log_hook;
 	emit_log_hook = wp_emit_log_hook;
 }

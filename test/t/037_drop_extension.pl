@@ -2,7 +2,9 @@
 # (whole transaction or savepoint) changes nothing; a committed DROP, in
 # any database, puts the configured values back and is on record with its
 # database for the status; so does a DROP OWNED that drops the extension,
-# run from a function.
+# run from a function, and a DROP SCHEMA ... CASCADE under
+# session_replication_role = replica.  The drops are seen through the
+# extension's event trigger (src/hub/drop_watch.c).
 #
 # As in 036, targets are published through wp_settings_publish from a
 # small C module, in observe mode, so the controller publishes nothing.
@@ -121,6 +123,52 @@ is($node->safe_psql('postgres', $in_force), '0|5',
 	'a DROP OWNED that drops the extension puts the configured values back');
 is($node->safe_psql('postgres', 'SELECT last_drop_probe()'), 'db3',
 	'that drop is on record with its database');
+
+# Dropped with the schema it was created in, by a session that replicates
+# (session_replication_role = replica silences ordinary event triggers;
+# the extension's is ENABLE ALWAYS).
+$node->safe_psql('postgres', 'SELECT publish_probe(true, 1000, 0)');
+is($node->safe_psql('postgres', $in_force), '1000|0', 'published a third time');
+$node->safe_psql('postgres', 'CREATE DATABASE db4');
+$node->safe_psql('db4',
+	'CREATE SCHEMA ext_home; CREATE EXTENSION walpilot SCHEMA ext_home;');
+is($node->safe_psql('db4', q{
+SELECT evtenabled::text || ' ' || array_to_string(evttags, ',')
+  FROM pg_event_trigger WHERE evtname = 'walpilot_watch_drop'}),
+	'A DROP EXTENSION,DROP SCHEMA,DROP OWNED',
+	'the extension has its event trigger, ENABLE ALWAYS, for the three DROPs');
+$node->safe_psql('db4', q{
+SET session_replication_role = replica;
+DROP SCHEMA ext_home CASCADE;
+});
+is($node->safe_psql('db4',
+		q{SELECT count(*) FROM pg_extension WHERE extname = 'walpilot'}), '0',
+	'DROP SCHEMA CASCADE of the extension\'s schema dropped it');
+is($node->safe_psql('postgres', $in_force), '0|5',
+	'that drop, under session_replication_role = replica, puts the configured values back');
+is($node->safe_psql('postgres', 'SELECT last_drop_probe()'), 'db4',
+	'that drop is on record with its database');
+
+# The event trigger fires for every DROP SCHEMA and DROP OWNED in a
+# database that has the extension, whoever runs them: a plain role needs
+# no grant on its function, and a drop of something else is not one of
+# the extension.
+$node->safe_psql('postgres', 'SELECT publish_probe(true, 1000, 0)');
+$node->safe_psql('postgres', q{
+CREATE ROLE wp_plain LOGIN;
+CREATE SCHEMA plain_s AUTHORIZATION wp_plain;
+});
+my ($ret, $out, $err) = $node->psql('postgres', q{
+CREATE TABLE plain_s.t (v int);
+DROP SCHEMA plain_s CASCADE;
+DROP OWNED BY wp_plain;
+SELECT 'dropped';}, extra_params => [ '-U', 'wp_plain' ]);
+is($ret, 0, "a plain role's DROP SCHEMA and DROP OWNED run") or diag($err);
+is($node->safe_psql('postgres', $in_force), '1000|0',
+	'a DROP of something else reverts nothing');
+($ret, $out, $err) = $node->psql('postgres', 'SELECT walpilot.watch_drop()');
+like($err, qr/can only be called as an event trigger/,
+	'walpilot.watch_drop() called directly is an error');
 
 $node->stop;
 done_testing();
