@@ -234,6 +234,11 @@ wp_commit_path_callback(XactEvent event, void *arg)
 	}
 	else if (event == XACT_EVENT_ABORT)
 		commit_path_abort();
+	else if (event == XACT_EVENT_PREPARE && wp_drop_watch_active)
+	{
+		/* its COMMIT PREPARED is not seen (see drop_watch.c) */
+		wp_drop_watch_end(false);
+	}
 }
 
 /*

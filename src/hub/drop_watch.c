@@ -25,7 +25,9 @@
  * nothing outside those DROP statements.  It is ENABLE ALWAYS, so
  * session_replication_role = replica does not silence it; like every event
  * trigger it does not fire in single-user mode, nor with event_triggers =
- * off (17 on), and a DROP run there is not seen.
+ * off (17 on), and a DROP run there is not seen.  Nor is a DROP in a
+ * prepared transaction: it takes effect at COMMIT PREPARED, which runs no
+ * transaction callback of the transaction that prepared it.
  *
  * IDENTIFICATION
  *	  src/hub/drop_watch.c

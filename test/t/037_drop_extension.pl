@@ -20,6 +20,7 @@ use WalpilotTest;
 my $node = new_node('drop', conf => q{
 shared_preload_libraries = 'walpilot'
 walpilot.mode = 'observe'
+max_prepared_transactions = 2
 });
 $node->start;
 $node->safe_psql('postgres', q{
@@ -169,6 +170,21 @@ is($node->safe_psql('postgres', $in_force), '1000|0',
 ($ret, $out, $err) = $node->psql('postgres', 'SELECT walpilot.watch_drop()');
 like($err, qr/can only be called as an event trigger/,
 	'walpilot.watch_drop() called directly is an error');
+
+# A DROP in a transaction that is prepared is not acted on by the
+# session's next commit (COMMIT PREPARED is not seen: documented).
+$node->safe_psql('postgres', 'CREATE DATABASE db5');
+$node->safe_psql('db5', 'CREATE EXTENSION walpilot; CREATE TABLE t (v int);');
+$node->safe_psql('db5', q{
+BEGIN; DROP EXTENSION walpilot; PREPARE TRANSACTION 'wp_drop';
+INSERT INTO t VALUES (1);
+});
+is($node->safe_psql('postgres', $in_force), '1000|0',
+	'a prepared DROP is not taken by the next commit of its session');
+$node->safe_psql('db5', q{COMMIT PREPARED 'wp_drop'});
+is($node->safe_psql('db5',
+		q{SELECT count(*) FROM pg_extension WHERE extname = 'walpilot'}), '0',
+	'COMMIT PREPARED dropped the extension');
 
 $node->stop;
 done_testing();
