@@ -737,6 +737,7 @@ def _phase_stats(rec, i):
     sb_tx = sum(s["txns"] for s in sbs)
     sb_s = max([s["secs"] for s in sbs if s["secs"] == s["secs"]], default=secs)
     return {"secs": round(secs, 1), "pg_tps": round(len(lats) / secs, 1),
+            "pg_p50_ms": round(pct(lats, 0.50), 2) if lats else float("nan"),
             "pg_p99_ms": round(pct(lats, 0.99), 2) if lats else float("nan"),
             "sb_tps": round(sb_tx / sb_s, 1) if sbs else 0.0,
             "sb_p99_ms": max([s["p99"] for s in sbs], default=float("nan")),
@@ -998,11 +999,12 @@ def _analyze_day(ctx, rows):
                     per.setdefault((c, i, name), []).append(x)
                 rows_st.append((name, st))
             out.append("  clients' figures")
-            out.append(f"  {'':<9} {'commits/s':<{w}}| {'pgbench p99 ms':<{w}}| {'sysbench p99 ms':<{w}}|")
-            out.append(f"  {'phase':<9}" + names * 3)
+            out.append(f"  {'':<9} {'commits/s':<{w}}| {'pgbench p99 ms':<{w}}| {'sysbench p99 ms':<{w}}|"
+                       f" {'pgbench p50 ms':<{w}}|")
+            out.append(f"  {'phase':<9}" + names * 4)
             for name, st in rows_st:
                 out.append(f"  {name:<9}" + block(st, "commits_s", 0) + block(st, "pg_p99_ms", 1) +
-                           block(st, "sb_p99_ms", 1))
+                           block(st, "sb_p99_ms", 1) + block(st, "pg_p50_ms", 2))
             out.append("  walpilot's views (commits/s: walpilot.timeline; p99: walpilot.commit_latency at the phase's "
                        "ends), the tune run's pilots and checkpoints")
             out.append(f"  {'':<9} {'commits/s':<{w}}| {'p99 ms':<{w}}| tune: trial re-ck flush-pilot  WAL MB/s "
@@ -1049,12 +1051,32 @@ def _analyze_day(ctx, rows):
                 out.append(f"  seconds in trial or re-check (walpilot.pilots): commit_delay {trial_s}, "
                            f"checkpoint_flush_after {cf_s}")
             _picture(ctx, g, rep, rr)
+        names = []
+        for (c, i, name) in per:
+            if (i, name) not in names:
+                names.append((i, name))
+        out.append(f"\n### {g}: the bars, every repetition: tune/defaults commits/s >= 0.98 and pgbench p99 <= 1.10 "
+                   "in every phase, pgbench p50 within 5 % at night")
+        for i, name in sorted(names):
+            tu, de = per.get(("tune", i, name), []), per.get(("defaults", i, name), [])
+            cells = []
+            for k in range(min(len(tu), len(de))):
+                def r(key):
+                    try:
+                        return float(tu[k][key]) / float(de[k][key])
+                    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+                        return float("nan")
+                c_r, p_r = r("commits_s"), r("pg_p99_ms")
+                ok = c_r >= 0.98 and p_r <= 1.10
+                cell = f"r{k} x{c_r:.2f} p99 x{p_r:.2f}"
+                if name == "night":
+                    p50 = r("pg_p50_ms")
+                    ok = ok and abs(p50 - 1) <= 0.05
+                    cell += f" p50 x{p50:.2f}"
+                cells.append(cell + (" ok" if ok else " MISSED"))
+            out.append(f"  {name:<9} " + "; ".join(cells))
         if len(reps) > 1:
             out.append(f"\n### {g}: median over {len(reps)} repetitions (commits/s; pgbench p99 ms)")
-            names = []
-            for (c, i, name) in per:
-                if (i, name) not in names:
-                    names.append((i, name))
             for i, name in sorted(names):
                 def m(c, k):
                     v = [float(s[k]) for s in per.get((c, i, name), []) if s and s.get(k) not in ("", None)]
