@@ -78,7 +78,7 @@ typedef struct WpPilotLoad
 	bool		suits;			/* a load this knob can help */
 	bool		active;			/* any load at all (for the idle streak) */
 	double		context[WP_PILOT_CONTEXTS];
-	char		numbers[160];	/* "950 commits/s, flush 8100 us ..." */
+	char		numbers[224];	/* "950 commits/s, flush 8100 us ..." */
 	/* the same as evidence keys and values for the decision rows */
 	int			nvalues;
 	const char *names[6];

@@ -7,9 +7,15 @@
  *
  * Engage: the load is flush-bound -- at least WP_ENGAGE_MIN_COMMITS
  * durable commits per second, two or more backends committing (the group
- * size G), and a WAL flush of WP_ENGAGE_MIN_FLUSH_US or more (the storage
+ * size G), a WAL flush of WP_ENGAGE_MIN_FLUSH_US or more (the storage
  * estimate: what the commits' own flushes took, from pg_stat_wal or the
- * IO:WALSync samples) -- and a second look confirms it: a probe of the
+ * IO:WALSync samples), and the commit-led flushes busy for
+ * WP_ENGAGE_MIN_FLUSH_BUSY of the second or more (flushes led x the flush
+ * time) -- and a second look confirms it.  The busy share keeps the pilot
+ * off a light load that arrives at its own pace (two clients at 50
+ * commits/s on a 3 ms disk: the flushes busy a quarter of the second):
+ * no delay can raise its commits/s, and every trial's delay is latency
+ * added to each commit of it.  The confirmation: a probe of the
  * device measures a flush of at least WP_CONFIRM_MIN_FLUSH_US, or, when
  * the probe finds the device fast, the committers themselves spend
  * WP_CONFIRM_WAL_WAIT_SHARE of their active samples waiting on the WAL
@@ -68,6 +74,7 @@
 
 #define WP_ENGAGE_MIN_COMMITS	20	/* durable commits per second */
 #define WP_ENGAGE_MIN_FLUSH_US	500 /* slower flushes: worth a trial */
+#define WP_ENGAGE_MIN_FLUSH_BUSY 0.5	/* of the second, commit-led flushes */
 #define WP_CONFIRM_MIN_FLUSH_US 400 /* ... if a probe confirms it */
 #define WP_CONFIRM_WAL_WAIT_SHARE 0.5	/* ... or the committers' waits do */
 #define WP_CONFIRM_SECONDS		5	/* timeline seconds the waits come from */
@@ -260,15 +267,21 @@ cd_engage(const WpPilotWindow *w, WpPilotLoad *load)
 	double		wal_wait;
 	double		standby;
 	bool		standby_slow;
+	double		busy = -1;
 
 	(void) recent_commit_waits(&wal_wait, &standby);
 	standby_slow = standby >= WP_STANDBY_DOMINATES_SHARE &&
 		w->p50_us >= WP_ENGAGE_MIN_FLUSH_US;
 
+	/* unknown (< 0) where no commit knows it led its flush */
+	if (have && w->detail[0] > 0 && w->length > 0)
+		busy = Min(w->detail[0] * flush_us / (w->length * 1e6), 1.0);
+
 	load->active = w->metric >= WP_ENGAGE_MIN_COMMITS;
 	/* a slow standby engages too: the confirmation then says it dominates */
 	load->suits = load->active && group >= 2 &&
-		((have && flush_us >= WP_ENGAGE_MIN_FLUSH_US) || standby_slow);
+		((have && flush_us >= WP_ENGAGE_MIN_FLUSH_US &&
+		  (busy < 0 || busy >= WP_ENGAGE_MIN_FLUSH_BUSY)) || standby_slow);
 	load->context[0] = flush_us;
 	load->context[1] = group;
 	/* commits per flush: 0 (not used) where no commit knows it led one */
@@ -282,6 +295,14 @@ cd_engage(const WpPilotWindow *w, WpPilotLoad *load)
 		snprintf(load->numbers, sizeof(load->numbers),
 				 "%.0f commits/s (needs %d), no flush estimate yet, %u committers (needs 2)",
 				 w->metric, WP_ENGAGE_MIN_COMMITS, group);
+	if (busy >= 0)
+	{
+		size_t		used = strlen(load->numbers);
+
+		snprintf(load->numbers + used, sizeof(load->numbers) - used,
+				 ", flushes busy %.0f %% of the second (needs %.0f)",
+				 busy * 100, WP_ENGAGE_MIN_FLUSH_BUSY * 100);
+	}
 	if (standby > 0)
 	{
 		size_t		used = strlen(load->numbers);

@@ -1,8 +1,9 @@
 # walpilot.status.pilot_reason: why the pilot is idle or holding, for
 # each state -- observe mode, no flush-bound load (with the numbers), a
 # hold-off after revert() (by whom, until when; also a decision row and a
-# LOG line), a pinned commit_delay, fsync = off -- and the 0.1 status
-# declaration still works.
+# LOG line), a pinned commit_delay, fsync = off, a light load at its own
+# pace (the flushes not busy enough) -- and the 0.1 status declaration
+# still works.
 # walpilot-test: alone (it checks the flush-bound detection's numbers)
 use strict;
 use warnings;
@@ -77,4 +78,26 @@ isnt($node->safe_psql('old', q{SELECT pilot_reason FROM walpilot.status}), '',
 	'after ALTER EXTENSION UPDATE it has pilot_reason');
 
 $node->stop;
+
+# A light load that arrives at its own pace, as at night: two clients at
+# 60 commits/s in all on a 3 ms disk.  Active (20 commits/s or more), two
+# committers, a slow flush -- but the flushes they lead are busy about a
+# fifth of the second: no delay can raise its commits/s, so no trial.
+my $night = emulated_node('night', 'flush_us=3000,jitter_us=1000,real_sync=0',
+	"walpilot.mode = 'tune'");
+my $light = start_insert_load($night, 2, 40, 1, 60);
+my $r = '';
+poll_until('the light load measured', 20, sub {
+	$r = $night->safe_psql('postgres', 'SELECT pilot_reason FROM walpilot.status');
+	return $r =~ /flushes busy/;
+});
+like($r, qr/^not flush-bound: \d+ commits\/s \(needs 20\).*flushes busy (\d+) % of the second \(needs 50\)/,
+	'a light paced load: not flush-bound, with the flushes\' busy share');
+ok(!poll_for($night, q{SELECT pilot_state <> 'idle' FROM walpilot.status}, 12),
+	'the pilot stays idle under it for 12 s (no trial adds its delay)');
+is($night->safe_psql('postgres',
+		q{SELECT count(*) FROM walpilot.decisions WHERE setting = 'commit_delay'}),
+	'0', 'no decision about commit_delay');
+$light->kill_kill;
+$night->stop;
 done_testing();

@@ -129,10 +129,12 @@ CREATE TABLE t (id bigserial, v int);
 # the emulator's state files of this run
 END { unlink map { "/dev/shm/$_" } @shm_names; }
 
-# an insert-only pgbench load on table t in the background ($jobs: 2)
+# an insert-only pgbench load on table t in the background ($jobs: 2;
+# $rate: transactions per second in all, pgbench -R; none: as fast as the
+# clients go)
 sub start_insert_load
 {
-	my ($node, $clients, $seconds, $jobs) = @_;
+	my ($node, $clients, $seconds, $jobs, $rate) = @_;
 	my $script = $node->basedir . '/insert.sql';
 	open my $fh, '>', $script or die;
 	print $fh "INSERT INTO t (v) VALUES (1);\n";
@@ -140,6 +142,7 @@ sub start_insert_load
 	my ($out, $err);
 	return IPC::Run::start(
 		[ 'pgbench', '-n', '-f', $script, '-c', $clients, '-j', $jobs // 2,
+		  (defined $rate ? ('-R', $rate) : ()),
 		  '-T', $seconds, '-h', $node->host, '-p', $node->port, 'postgres' ],
 		'>', \$out, '2>', \$err);
 }
