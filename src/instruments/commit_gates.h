@@ -5,7 +5,7 @@
  *
  * Inline, so that the common durable commit (no commit_delay sleep, no
  * synchronous standby) costs commit groups and commit phases a test each
- * and no call.  Each gate answers "would the instrument's first test
+ * and no call.  Commit phases uses the standby test too.  Each gate answers "would the instrument's first test
  * return?" and must stay in step with that instrument's own rules.
  *
  * IDENTIFICATION
@@ -40,16 +40,26 @@ wp_commit_groups_wanted(const WpCommitContext *ctx)
 }
 
 /*
+ * wp_commit_may_wait_for_standby
+ *		Whether this commit may have waited for a synchronous standby:
+ *		SyncRepWaitForLSN's own unlocked tests.
+ */
+static inline bool
+wp_commit_may_wait_for_standby(void)
+{
+	return SyncRepRequested() && WalSndCtl != NULL && wp_sync_standbys_defined();
+}
+
+/*
  * wp_commit_phases_wanted
  *		COMMIT of a timed durable commit: commit phases counts only a
- *		commit that slept in commit_delay or waited for a synchronous
- *		standby (SyncRepWaitForLSN's own unlocked tests).
+ *		commit that slept in commit_delay or may have waited for a
+ *		synchronous standby.
  */
 static inline bool
 wp_commit_phases_wanted(const WpCommitContext *ctx)
 {
-	return ctx->slept_us != 0 ||
-		(SyncRepRequested() && WalSndCtl != NULL && wp_sync_standbys_defined());
+	return ctx->slept_us != 0 || wp_commit_may_wait_for_standby();
 }
 
 #endif							/* WALPILOT_COMMIT_GATES_H */

@@ -84,7 +84,7 @@
 #include "utils/memutils.h"
 
 #include "backend_slots.h"
-#include "instruments.h"
+#include "commit_gates.h"
 
 /* Synchronous standbys considered per commit, at most. */
 #define WP_MAX_SYNC_CANDIDATES	32
@@ -283,8 +283,7 @@ wp_commit_phases_commit(const WpCommitContext *ctx)
 	bool		waited;
 
 	Assert(ctx->timed && ctx->durable && ctx->end_us != 0);
-	waited = SyncRepRequested() && WalSndCtl != NULL &&
-		wp_sync_standbys_defined();
+	waited = wp_commit_may_wait_for_standby();
 	if (ctx->slept_us == 0 && !waited)
 		return;
 

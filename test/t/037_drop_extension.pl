@@ -79,6 +79,21 @@ CREATE FUNCTION last_drop_probe() RETURNS text
 my $in_force = "INSERT INTO t VALUES (1);\n"
   . "SELECT current_setting('commit_delay') || '|' || current_setting('commit_siblings')";
 
+# A DROP that removed the extension in $db ($how): gone there, the
+# configured values back, and on record with that database.
+sub dropped_and_reverted
+{
+	my ($db, $how) = @_;
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+	is($node->safe_psql($db,
+			q{SELECT count(*) FROM pg_extension WHERE extname = 'walpilot'}), '0',
+		"$how dropped the extension");
+	is($node->safe_psql('postgres', $in_force), '0|5',
+		"$how puts the configured values back");
+	is($node->safe_psql('postgres', 'SELECT last_drop_probe()'), $db,
+		"$how is on record with its database");
+}
+
 $node->safe_psql('postgres', 'SELECT publish_probe(true, 1000, 0)');
 is($node->safe_psql('postgres', $in_force), '1000|0', 'the published pair is in force');
 
@@ -117,13 +132,7 @@ CREATE FUNCTION drop_all() RETURNS void LANGUAGE plpgsql
   AS $$ BEGIN EXECUTE 'DROP OWNED BY wp_owner'; END $$;
 SELECT drop_all();
 });
-is($node->safe_psql('db3',
-		q{SELECT count(*) FROM pg_extension WHERE extname = 'walpilot'}), '0',
-	'DROP OWNED dropped the extension');
-is($node->safe_psql('postgres', $in_force), '0|5',
-	'a DROP OWNED that drops the extension puts the configured values back');
-is($node->safe_psql('postgres', 'SELECT last_drop_probe()'), 'db3',
-	'that drop is on record with its database');
+dropped_and_reverted('db3', 'DROP OWNED from a function');
 
 # Dropped with the schema it was created in, by a session that replicates
 # (session_replication_role = replica silences ordinary event triggers;
@@ -142,13 +151,8 @@ $node->safe_psql('db4', q{
 SET session_replication_role = replica;
 DROP SCHEMA ext_home CASCADE;
 });
-is($node->safe_psql('db4',
-		q{SELECT count(*) FROM pg_extension WHERE extname = 'walpilot'}), '0',
-	'DROP SCHEMA CASCADE of the extension\'s schema dropped it');
-is($node->safe_psql('postgres', $in_force), '0|5',
-	'that drop, under session_replication_role = replica, puts the configured values back');
-is($node->safe_psql('postgres', 'SELECT last_drop_probe()'), 'db4',
-	'that drop is on record with its database');
+dropped_and_reverted('db4',
+	'DROP SCHEMA CASCADE of its schema under session_replication_role = replica');
 
 # The event trigger fires for every DROP SCHEMA and DROP OWNED in a
 # database that has the extension, whoever runs them: a plain role needs
