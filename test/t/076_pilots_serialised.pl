@@ -53,6 +53,29 @@ ok(poll_for($node, q{
 	                      WHERE setting = 'commit_delay' AND reason LIKE 'waiting:%')}, 120),
 	'then the commit_delay trial that waited runs');
 
+# The load shifts (8 -> 32 clients) while a checkpoint_flush_after trial
+# runs and commit_delay holds a value of its own: that value was chosen for
+# the old load, and the trial that keeps a new search from running may last
+# minutes, so the configured setting goes back at once, with a decision row.
+ok(poll_for($node, q{
+	SELECT (SELECT state = 'trial' FROM walpilot.pilots
+	         WHERE pilot = 'checkpoint_flush_after')
+	   AND (SELECT state = 'hold' FROM walpilot.pilots WHERE pilot = 'commit_delay')
+	   AND (SELECT effective_value <> '0' FROM walpilot.settings
+	         WHERE name = 'commit_delay')}, 480),
+	'a checkpoint_flush_after trial runs while commit_delay holds a value of its own');
+$load->kill_kill;
+$load = start_insert_load($node, 32, 300);
+ok(poll_for($node, q{
+	SELECT count(*) > 0 FROM walpilot.decisions
+	 WHERE setting = 'commit_delay'
+	   AND reason LIKE 'the load shifted (%) while another pilot''s trial keeps a new search from running: configured setting back%'},
+	60),
+	'a load shift during the other trial puts the configured commit_delay back (a decision row)');
+ok(poll_for($node, q{
+	SELECT effective_value = '0' FROM walpilot.settings WHERE name = 'commit_delay'}, 10),
+	'... and commit_delay is the configured 0 again');
+
 # In the server log (one process writes every line, in order): no trial
 # starts while the other pilot's trial runs.
 $load->kill_kill;
