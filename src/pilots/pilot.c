@@ -250,6 +250,32 @@ wp_pilot_stop_broken(WpPilotRun *r)
 	strlcpy(r->reason, why, sizeof(r->reason));
 }
 
+/*
+ * paused_search_shifted
+ *		A window of a paused search with a choice of walpilot's in force:
+ *		when the load has shifted for shift_windows windows, the configured
+ *		setting goes back (true) and the pilot starts afresh when it may.
+ */
+static bool
+paused_search_shifted(WpPilotRun *r, const WpPilotWindow *w,
+					  const WpPilotLoad *load, int shift_windows)
+{
+	char		why[WP_DECISION_TEXT];
+
+	if (!wp_pilot_shifted(r, w, load))
+	{
+		r->shift_streak = 0;
+		return false;
+	}
+	if (++r->shift_streak < shift_windows)
+		return false;
+	snprintf(why, sizeof(why),
+			 "the load shifted (%s) while the search was paused: configured setting back, a new search follows",
+			 r->shift_why);
+	wp_pilot_fall_back(r, why);
+	return true;
+}
+
 static void
 pilot_window(WpPilotRun *r, const WpPilotWindow *w, TimestampTz now)
 {
@@ -344,6 +370,14 @@ pilot_window(WpPilotRun *r, const WpPilotWindow *w, TimestampTz now)
 			{
 				int			o;
 
+				/*
+				 * The paused search's results were measured under a load
+				 * that has gone: a choice it made is not kept into the new
+				 * one.
+				 */
+				if (r->managing && !w->unusable && load.active &&
+					paused_search_shifted(r, w, &load, shift_windows))
+					break;
 				if (wp_pilot_wait_for_other(r, "search"))
 					break;
 				if ((o = wp_pilot_other_waiting(r)) >= 0)
@@ -390,6 +424,21 @@ pilot_window(WpPilotRun *r, const WpPilotWindow *w, TimestampTz now)
 				{
 					if (wp_pilot_wait_for_other(r, "new search"))
 					{
+						/*
+						 * Another pilot's trial may run for minutes: the
+						 * choice made for the old load is not kept into the
+						 * new one meanwhile.
+						 */
+						if (r->managing)
+						{
+							char		why[WP_DECISION_TEXT];
+
+							snprintf(why, sizeof(why),
+									 "the load shifted (%s) while another pilot's trial keeps a new search from running: configured setting back until it can run",
+									 r->shift_why);
+							wp_pilot_fall_back(r, why);
+							break;
+						}
 						r->shift_streak = shift_windows - 1;
 						break;
 					}
