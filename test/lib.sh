@@ -102,9 +102,11 @@ wp_install_deps()
 	done
 	if [ ${#missing[@]} -gt 0 ]; then
 		log "installing ${missing[*]}"
-		"${sudo_cmd[@]}" apt-get update -qq || return 1
-		DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq \
-			--no-install-recommends "${missing[@]}" >/dev/null || return 1
+		# another install may hold apt's lock (CI fetches the ecosystem
+		# checks' packages in the background): wait for it
+		"${sudo_cmd[@]}" apt-get -o DPkg::Lock::Timeout=900 update -qq || return 1
+		DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get -o DPkg::Lock::Timeout=900 \
+			install -y -qq --no-install-recommends "${missing[@]}" >/dev/null || return 1
 	fi
 	# a locale with a PostgreSQL translation, for the lc_messages tests
 	locale -a 2>/dev/null | grep -qx 'de_DE.utf8' ||

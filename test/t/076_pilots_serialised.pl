@@ -2,7 +2,9 @@
 # changes the commits a checkpoint window sees, and a checkpoint trial's
 # writeback changes the flush time of commit_delay's windows, so each would
 # bias the other.  A pilot whose trial is due while the other's runs waits,
-# says so in a decision row and in its reason, and starts afterwards.
+# says so in a decision row and in its reason, and starts afterwards.  A
+# choice of its own does not wait in force through a shift of the load that
+# the other's trial keeps it from answering.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
