@@ -132,6 +132,8 @@ wp_pilot_start_trial(WpPilotRun *r, const WpPilotValue *cand,
 	}
 	if (r->trials_in_search == 0)
 		r->shift_why[0] = '\0';
+	/* the status says so at once, not when the trial's first window closes */
+	strlcpy(r->reason, reason, sizeof(r->reason));
 	r->trial_decision = wp_decision_log(r->def->name, in_force, other, reason,
 										wp_ev_end(&e));
 	ereport(LOG,

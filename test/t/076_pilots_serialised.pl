@@ -33,6 +33,14 @@ ok(poll_for($node, q{
 	SELECT count(*) > 0 FROM walpilot.decisions
 	 WHERE setting = 'checkpoint_flush_after' AND reason LIKE 'trial%'}, 480),
 	'the checkpoint_flush_after pilot runs a trial');
+# From its first moment the trial's status says what runs (its first
+# window is a whole checkpoint: the reason of before would stay that long).
+ok(poll_for($node, q{
+	SELECT state = 'trial' FROM walpilot.pilots WHERE pilot = 'checkpoint_flush_after'}, 10),
+	'the checkpoint_flush_after pilot is in its trial');
+like($node->safe_psql('postgres', q{
+	SELECT reason FROM walpilot.pilots WHERE pilot = 'checkpoint_flush_after'}),
+	qr/^trial: /, '... and its reason says so from the start');
 ok(poll_for($node, q{
 	SELECT pilot_reason LIKE 'waiting: the checkpoint_flush_after trial runs%'
 	  FROM walpilot.status}, 300),
@@ -58,7 +66,8 @@ ok(poll_for($node, q{
 # The load shifts (8 -> 32 clients) while a checkpoint_flush_after trial
 # runs and commit_delay holds a value of its own: that value was chosen for
 # the old load, and the trial that keeps a new search from running may last
-# minutes, so the configured setting goes back at once, with a decision row.
+# minutes, so the configured setting goes back at once, with a decision row
+# (its own search may be paused for that trial: the row says so then).
 ok(poll_for($node, q{
 	SELECT (SELECT state = 'trial' FROM walpilot.pilots
 	         WHERE pilot = 'checkpoint_flush_after')
@@ -71,9 +80,15 @@ $load = start_insert_load($node, 32, 300);
 ok(poll_for($node, q{
 	SELECT count(*) > 0 FROM walpilot.decisions
 	 WHERE setting = 'commit_delay'
-	   AND reason LIKE 'the load shifted (%) while another pilot''s trial keeps a new search from running: configured setting back%'},
+	   AND (reason LIKE 'the load shifted (%) while another pilot''s trial keeps a new search from running: configured setting back%'
+	        OR reason LIKE 'the load shifted (%) while the search was paused: configured setting back%')},
 	60),
-	'a load shift during the other trial puts the configured commit_delay back (a decision row)');
+	'a load shift during the other trial puts the configured commit_delay back (a decision row)')
+  or diag($node->safe_psql('postgres', q{
+	SELECT string_agg(concat_ws(' | ', decided_at, setting, old_value, new_value, reason, outcome), E'\n' ORDER BY decided_at)
+	  FROM walpilot.decisions})
+	. "\n" . $node->safe_psql('postgres', q{
+	SELECT string_agg(concat_ws(' | ', pilot, state, setting, candidate, reason), E'\n') FROM walpilot.pilots}));
 ok(poll_for($node, q{
 	SELECT effective_value = '0' FROM walpilot.settings WHERE name = 'commit_delay'}, 10),
 	'... and commit_delay is the configured 0 again');
