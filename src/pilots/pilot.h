@@ -170,6 +170,18 @@ typedef struct WpPilotDef
 	int			max_skipped;	/* unusable windows that end a trial */
 
 	/*
+	 * long_trials: a window lasts minutes (a checkpoint), a trial several
+	 * of them.  Such a pilot's search pauses between trials for another
+	 * pilot waiting for a trial, and a candidate trial of it ends at its
+	 * next window when another pilot waits to start a search (its load
+	 * moved, which spoils this trial's comparison too); the candidate is
+	 * tried again after it.  A pilot of short trials does neither: its
+	 * search is over in a minute, and pausing it for a pilot of long
+	 * trials would only hand the turn back and forth.
+	 */
+	bool		long_trials;
+
+	/*
 	 * shift_by_context: in hold, only a move of a context (named by
 	 * context_names) starts a new search, not the metric or p50.
 	 * first_recheck_s: re-check a new choice after this many seconds, then

@@ -29,6 +29,11 @@
  * WP_FLUSH_STORM_S seconds more than twice the current value's last
  * window, ends the trial at once and marks the value lost.
  *
+ * A trial lasts four checkpoints: it gives way to the commit_delay
+ * pilot (long_trials), whose searches take about a minute -- a candidate
+ * trial ends at its next checkpoint when that pilot waits to start a
+ * search, and is tried again after it.
+ *
  * Candidates: the ladder 0, 64kB ... 2MB within
  * walpilot.checkpoint_flush_after_min/max, neighbours of the current value
  * first (the controller's ladder search).  A lost value is tried again
@@ -367,6 +372,7 @@ const WpPilotDef wp_pilot_checkpoint_flush = {
 	.context_move = 1.0,
 	.lost_until_moved = true,
 	.max_skipped = 8,
+	.long_trials = true,
 	.window_desc = "one checkpoint per window (ABBA)",
 	.unsuited = "no usable checkpoint",
 	.fsync_off = "fsync = off: the server skips the writeback requests checkpoint_flush_after makes",

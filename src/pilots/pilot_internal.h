@@ -75,6 +75,7 @@ typedef struct WpPilotRun
 	char		pin_why[WP_PILOT_REASON];
 	bool		waiting;		/* a trial is due, another pilot's runs */
 	bool		waited;			/* ... so it was at the window before */
+	bool		waiting_search; /* ... and that trial starts a search */
 	bool		search_paused;	/* mid-search, a waiting pilot goes first */
 
 	int			engage_streak;
@@ -179,6 +180,7 @@ extern bool wp_pilot_shifted(WpPilotRun *r, const WpPilotWindow *w,
 							 const WpPilotLoad *load);
 extern bool wp_pilot_wait_for_other(WpPilotRun *r, const char *what);
 extern int	wp_pilot_other_waiting(WpPilotRun *r);
+extern int	wp_pilot_other_waiting_search(WpPilotRun *r);
 
 /* pilot_status.c: what walpilot.status and walpilot.pilots show */
 extern bool wp_pilot_attached(void);

@@ -197,7 +197,7 @@ wp_pilot_wait_for_other(WpPilotRun *r, const char *what)
 			ereport(LOG,
 					(errmsg("walpilot %s pilot: no other trial runs now, its %s starts",
 							r->def->name, what)));
-		r->waiting = r->waited = false;
+		r->waiting = r->waited = r->waiting_search = false;
 		return false;
 	}
 	snprintf(why, sizeof(why),
@@ -206,6 +206,7 @@ wp_pilot_wait_for_other(WpPilotRun *r, const char *what)
 	if (!r->waited)
 		wp_decision_log(r->def->name, "-", "-", why, NULL);
 	r->waiting = true;
+	r->waiting_search = strcmp(what, "re-check") != 0;
 	strlcpy(r->reason, why, sizeof(r->reason));
 	return true;
 }
@@ -218,6 +219,23 @@ wp_pilot_other_waiting(WpPilotRun *r)
 
 	for (i = 0; i < WP_NUM_PILOTS; i++)
 		if (&wp_pilot_runs[i] != r && wp_pilot_runs[i].waiting)
+			return i;
+	return -1;
+}
+
+/*
+ * wp_pilot_other_waiting_search
+ *		Another pilot waits to start a search, from idle or because its
+ *		load moved, not a re-check (-1: none).
+ */
+int
+wp_pilot_other_waiting_search(WpPilotRun *r)
+{
+	int			i;
+
+	for (i = 0; i < WP_NUM_PILOTS; i++)
+		if (&wp_pilot_runs[i] != r && wp_pilot_runs[i].waiting &&
+			wp_pilot_runs[i].waiting_search)
 			return i;
 	return -1;
 }

@@ -181,6 +181,26 @@ ladder_candidate(WpPilotRun *r, TimestampTz now, WpPilotValue *c, int *step)
 }
 
 /*
+ * pause_search
+ *		Hold the current choice, the search to go on once pilot o's trial
+ *		has run.
+ */
+static void
+pause_search(WpPilotRun *r, int o, TimestampTz now)
+{
+	wp_pilot_apply(r, &r->current);
+	r->state = WP_PS_HOLD;
+	r->hold_since = now;
+	r->shift_streak = 0;
+	r->idle_streak = 0;
+	r->search_paused = true;
+	snprintf(r->reason, sizeof(r->reason),
+			 "search paused: the %s pilot waits for a trial, which goes first",
+			 wp_pilot_runs[o].def->name);
+	wp_decision_log(r->def->name, "-", "-", r->reason, NULL);
+}
+
+/*
  * wp_pilot_next_trial
  *		Start the search's next candidate, or hold what is current.
  */
@@ -190,23 +210,15 @@ wp_pilot_next_trial(WpPilotRun *r, TimestampTz now)
 	int			o;
 
 	/*
-	 * Mid-search, a pilot that waits for a trial goes first: the search
-	 * pauses with the current choice in force and goes on after it (a
-	 * search of checkpoint windows would keep the other pilot waiting for
-	 * hours).
+	 * Mid-search, a pilot that waits for a trial goes first when this
+	 * one's trials are long: the search pauses with the current choice in
+	 * force and goes on after it (a search of checkpoint windows would
+	 * keep the other pilot waiting for hours).
 	 */
-	if (r->trials_in_search > 0 && (o = wp_pilot_other_waiting(r)) >= 0)
+	if (r->def->long_trials && r->trials_in_search > 0 &&
+		(o = wp_pilot_other_waiting(r)) >= 0)
 	{
-		wp_pilot_apply(r, &r->current);
-		r->state = WP_PS_HOLD;
-		r->hold_since = now;
-		r->shift_streak = 0;
-		r->idle_streak = 0;
-		r->search_paused = true;
-		snprintf(r->reason, sizeof(r->reason),
-				 "search paused: the %s pilot waits for a trial, which goes first",
-				 wp_pilot_runs[o].def->name);
-		wp_decision_log(r->def->name, "-", "-", r->reason, NULL);
+		pause_search(r, o, now);
 		return;
 	}
 	r->search_paused = false;
@@ -447,6 +459,7 @@ wp_pilot_trial_window(WpPilotRun *r, const WpPilotWindow *w, TimestampTz now)
 	const WpPilotValue *arm = cand_arm ? &r->candidate :
 	(r->kind == WP_TK_CANDIDATE ? &r->current : &r->configured);
 	char		why[160];
+	int			o;
 
 	r->next_arm_early = false;
 	if (w->unusable || (w->has_ran_with && !value_equal(&w->ran_with, arm)))
@@ -483,6 +496,25 @@ wp_pilot_trial_window(WpPilotRun *r, const WpPilotWindow *w, TimestampTz now)
 	if (wp_trial_add_window(&r->trial, w->metric, w->length,
 							w->has_hist ? w->hist : NULL))
 		finish_trial(r, now);
+	else if (r->def->long_trials && r->kind == WP_TK_CANDIDATE &&
+			 (o = wp_pilot_other_waiting_search(r)) >= 0)
+	{
+		char		outcome[WP_DECISION_TEXT];
+
+		/*
+		 * The other pilot's load moved: its search would wait for this
+		 * trial's remaining checkpoints, and the windows to come would
+		 * not compare with those measured.  The candidate is tried anew
+		 * once that search has run.
+		 */
+		snprintf(outcome, sizeof(outcome),
+				 "interrupted after %d of %d windows: the %s pilot waits to start a search, which goes first; this candidate is tried again after it",
+				 r->trial.windows, 2 * r->trial.cfg.pairs,
+				 wp_pilot_runs[o].def->name);
+		r->trials_in_search--;
+		wp_pilot_close_trial(r, outcome);
+		pause_search(r, o, now);
+	}
 	else
 		wp_pilot_apply(r, wp_trial_window_is_candidate(&r->trial) ?
 					   &r->candidate :
