@@ -502,10 +502,10 @@ wp_pilot_trial_window(WpPilotRun *r, const WpPilotWindow *w, TimestampTz now)
 		char		outcome[WP_DECISION_TEXT];
 
 		/*
-		 * The other pilot's load moved: its search would wait for this
-		 * trial's remaining checkpoints, and the windows to come would
-		 * not compare with those measured.  The candidate is tried anew
-		 * once that search has run.
+		 * The other pilot engaged or saw its load move: its search would
+		 * wait for this trial's remaining checkpoints, and windows under
+		 * the load to come would not compare with those measured.  The
+		 * candidate is tried anew once that search has run.
 		 */
 		snprintf(outcome, sizeof(outcome),
 				 "interrupted after %d of %d windows: the %s pilot waits to start a search, which goes first; this candidate is tried again after it",
