@@ -209,6 +209,7 @@ not_tuning(WpPilotRun *r, bool window_closed, bool standby)
 	r->current = r->configured;
 	r->current_step = -1;
 	r->waiting = r->waited = false;
+	r->waited_at = 0;
 	r->search_paused = false;
 	strlcpy(r->reason, why, sizeof(r->reason));
 	return true;
@@ -243,6 +244,7 @@ wp_pilot_stop_broken(WpPilotRun *r)
 	r->current_step = -1;
 	r->state = WP_PS_IDLE;
 	r->waiting = false;
+	r->waited_at = 0;
 	ereport(WARNING,
 			(errmsg("walpilot stops tuning %s", r->def->name),
 			 errdetail_internal("%s", why)));
@@ -380,7 +382,7 @@ pilot_window(WpPilotRun *r, const WpPilotWindow *w, TimestampTz now)
 					break;
 				if (wp_pilot_wait_for_other(r, "search"))
 					break;
-				if ((o = wp_pilot_other_waiting(r)) >= 0)
+				if ((o = wp_pilot_other_waiting(r, now)) >= 0)
 				{
 					snprintf(r->reason, sizeof(r->reason),
 							 "search paused: the %s pilot waits for a trial, which goes first",

@@ -34,6 +34,7 @@
 #define WP_CONTEXT_SHIFT		1.5
 #define WP_SHIFT_WINDOWS		5
 #define WP_IDLE_FALLBACK		10
+#define WP_WAIT_MEMORY_S		30	/* a pilot that waited counts as waiting */
 #define WP_PILOT_CONTEXT_MOVE	0.25
 
 /* the knobs (wp_pilot_defs in pilot.c, in the order their controllers run) */
@@ -76,6 +77,8 @@ typedef struct WpPilotRun
 	bool		waiting;		/* a trial is due, another pilot's runs */
 	bool		waited;			/* ... so it was at the window before */
 	bool		waiting_search; /* ... and that trial starts a search */
+	TimestampTz waited_at;		/* its last wait (0: none since its trial) */
+	bool		waited_search;	/* ... was for a search */
 	bool		search_paused;	/* mid-search, a waiting pilot goes first */
 
 	int			engage_streak;
@@ -179,8 +182,8 @@ extern void wp_pilot_hold_off(WpPilotRun *r, TimestampTz until,
 extern bool wp_pilot_shifted(WpPilotRun *r, const WpPilotWindow *w,
 							 const WpPilotLoad *load);
 extern bool wp_pilot_wait_for_other(WpPilotRun *r, const char *what);
-extern int	wp_pilot_other_waiting(WpPilotRun *r);
-extern int	wp_pilot_other_waiting_search(WpPilotRun *r);
+extern int	wp_pilot_other_waiting(WpPilotRun *r, TimestampTz now);
+extern int	wp_pilot_other_waiting_search(WpPilotRun *r, TimestampTz now);
 
 /* pilot_status.c: what walpilot.status and walpilot.pilots show */
 extern bool wp_pilot_attached(void);

@@ -190,6 +190,7 @@ wp_pilot_wait_for_other(WpPilotRun *r, const char *what)
 {
 	int			o = other_trial(r);
 	char		why[160];
+	TimestampTz now;
 
 	if (o < 0)
 	{
@@ -203,22 +204,49 @@ wp_pilot_wait_for_other(WpPilotRun *r, const char *what)
 	snprintf(why, sizeof(why),
 			 "waiting: the %s trial runs, this %s starts after it (trials never overlap)",
 			 wp_pilot_runs[o].def->name, what);
-	if (!r->waited)
+	/* one row per wait, also when its load suits in most seconds only */
+	now = GetCurrentTimestamp();
+	if (!r->waited &&
+		(r->waited_at == 0 ||
+		 now >= TimestampTzPlusMilliseconds(r->waited_at,
+											WP_WAIT_MEMORY_S * 1000)))
 		wp_decision_log(r->def->name, "-", "-", why, NULL);
 	r->waiting = true;
 	r->waiting_search = strcmp(what, "re-check") != 0;
+	r->waited_at = now;
+	r->waited_search = r->waiting_search;
 	strlcpy(r->reason, why, sizeof(r->reason));
 	return true;
 }
 
+/*
+ * still_waiting
+ *		Pilot i waits for a trial (a search: only one that starts a
+ *		search), now or within the last WP_WAIT_MEMORY_S seconds: a load
+ *		that suits it in most seconds but not all leaves its waiting flag
+ *		down at many a moment, and the other pilot must not take that for
+ *		"no one waits".
+ */
+static bool
+still_waiting(int i, bool search, TimestampTz now)
+{
+	WpPilotRun *o = &wp_pilot_runs[i];
+
+	if (o->waiting && (!search || o->waiting_search))
+		return true;
+	return o->waited_at != 0 && (!search || o->waited_search) &&
+		now < TimestampTzPlusMilliseconds(o->waited_at,
+										  WP_WAIT_MEMORY_S * 1000);
+}
+
 /* another pilot waits for a trial of its own (-1: none) */
 int
-wp_pilot_other_waiting(WpPilotRun *r)
+wp_pilot_other_waiting(WpPilotRun *r, TimestampTz now)
 {
 	int			i;
 
 	for (i = 0; i < WP_NUM_PILOTS; i++)
-		if (&wp_pilot_runs[i] != r && wp_pilot_runs[i].waiting)
+		if (&wp_pilot_runs[i] != r && still_waiting(i, false, now))
 			return i;
 	return -1;
 }
@@ -229,13 +257,12 @@ wp_pilot_other_waiting(WpPilotRun *r)
  *		load moved, not a re-check (-1: none).
  */
 int
-wp_pilot_other_waiting_search(WpPilotRun *r)
+wp_pilot_other_waiting_search(WpPilotRun *r, TimestampTz now)
 {
 	int			i;
 
 	for (i = 0; i < WP_NUM_PILOTS; i++)
-		if (&wp_pilot_runs[i] != r && wp_pilot_runs[i].waiting &&
-			wp_pilot_runs[i].waiting_search)
+		if (&wp_pilot_runs[i] != r && still_waiting(i, true, now))
 			return i;
 	return -1;
 }

@@ -95,6 +95,7 @@ wp_pilot_start_trial(WpPilotRun *r, const WpPilotValue *cand,
 	r->next_arm_early = false;
 	r->have_last_current = false;
 	r->waiting = false;
+	r->waited_at = 0;
 	r->hold_ref_set = false;
 
 	wp_ev_begin(&e);
@@ -216,7 +217,7 @@ wp_pilot_next_trial(WpPilotRun *r, TimestampTz now)
 	 * keep the other pilot waiting for hours).
 	 */
 	if (r->def->long_trials && r->trials_in_search > 0 &&
-		(o = wp_pilot_other_waiting(r)) >= 0)
+		(o = wp_pilot_other_waiting(r, now)) >= 0)
 	{
 		pause_search(r, o, now);
 		return;
@@ -497,7 +498,7 @@ wp_pilot_trial_window(WpPilotRun *r, const WpPilotWindow *w, TimestampTz now)
 							w->has_hist ? w->hist : NULL))
 		finish_trial(r, now);
 	else if (r->def->long_trials && r->kind == WP_TK_CANDIDATE &&
-			 (o = wp_pilot_other_waiting_search(r)) >= 0)
+			 (o = wp_pilot_other_waiting_search(r, now)) >= 0)
 	{
 		char		outcome[WP_DECISION_TEXT];
 
