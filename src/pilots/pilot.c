@@ -27,9 +27,12 @@
  * re-checks a new choice sooner, after first_recheck_s and then twice as
  * long after each re-check it passes, up to walpilot.tune_interval (a
  * choice kept while a token-bucket disk still had its burst is found out
- * within minutes, not at the next tune_interval).  A shift of the load
- * starts a new search: for a knob with shift_by_context, one of the
- * knob's contexts (flush time, committers, commits per flush) moved by
+ * within minutes, not at the next tune_interval); a choice that fails its
+ * re-check gives way to the configured value, held as after a search that
+ * found nothing, so that a shift of the load still starts a new search
+ * before tune_interval is out.  A shift of the load starts a new search:
+ * for a knob with shift_by_context, one of the knob's contexts (flush
+ * time, committers, commits per flush) moved by
  * WP_CONTEXT_SHIFT for WP_SHIFT_WINDOWS windows in a row, named in the
  * search's first row -- never the throughput or latency alone, which a
  * steady load on a jittery disk moves by as much; for the others, the

@@ -198,7 +198,9 @@ wp_pilot_wait_for_other(WpPilotRun *r, const char *what)
 			ereport(LOG,
 					(errmsg("walpilot %s pilot: no other trial runs now, its %s starts",
 							r->def->name, what)));
+		/* nothing left to remember: its trial or search starts now */
 		r->waiting = r->waited = r->waiting_search = false;
+		r->waited_at = 0;
 		return false;
 	}
 	snprintf(why, sizeof(why),
@@ -239,16 +241,23 @@ still_waiting(int i, bool search, TimestampTz now)
 										  WP_WAIT_MEMORY_S * 1000);
 }
 
-/* another pilot waits for a trial of its own (-1: none) */
-int
-wp_pilot_other_waiting(WpPilotRun *r, TimestampTz now)
+/* another pilot that still_waiting() says waits (-1: none) */
+static int
+other_still_waiting(WpPilotRun *r, bool search, TimestampTz now)
 {
 	int			i;
 
 	for (i = 0; i < WP_NUM_PILOTS; i++)
-		if (&wp_pilot_runs[i] != r && still_waiting(i, false, now))
+		if (&wp_pilot_runs[i] != r && still_waiting(i, search, now))
 			return i;
 	return -1;
+}
+
+/* another pilot waits for a trial of its own (-1: none) */
+int
+wp_pilot_other_waiting(WpPilotRun *r, TimestampTz now)
+{
+	return other_still_waiting(r, false, now);
 }
 
 /*
@@ -259,10 +268,5 @@ wp_pilot_other_waiting(WpPilotRun *r, TimestampTz now)
 int
 wp_pilot_other_waiting_search(WpPilotRun *r, TimestampTz now)
 {
-	int			i;
-
-	for (i = 0; i < WP_NUM_PILOTS; i++)
-		if (&wp_pilot_runs[i] != r && still_waiting(i, true, now))
-			return i;
-	return -1;
+	return other_still_waiting(r, true, now);
 }

@@ -330,10 +330,24 @@ after_held_trial(WpPilotRun *r, bool keep, TimestampTz now)
 	}
 	else
 	{
-		r->state = WP_PS_IDLE;
-		wp_pilot_hold_off(r, 0,
-						  "a re-check found the configured setting as good",
-						  NULL);
+		char		t[64];
+		char		why[WP_DECISION_TEXT];
+
+		/*
+		 * Hold the configured setting as a search that found nothing
+		 * does: a shift of the load starts a new search at once, where a
+		 * hold-off would have kept the pilot off for tune_interval through
+		 * whatever load came next.
+		 */
+		r->state = WP_PS_HOLD;
+		r->hold_since = now;
+		r->shift_streak = 0;
+		r->idle_streak = 0;
+		format_time(wp_pilot_recheck_due(r), t, sizeof(t));
+		snprintf(why, sizeof(why),
+				 "a re-check found the configured setting as good: holding it until %s (walpilot.tune_interval), or a new search when the load shifts",
+				 t);
+		wp_decision_log(r->def->name, "-", "-", why, NULL);
 	}
 }
 

@@ -544,7 +544,9 @@ bytes_cost_cls(int64_t bytes, int wal)
 static inline int64_t
 flush_cost(void)
 {
-	int64_t c = cfg_flush_ns;
+	int64_t set = shm ? atomic_load_explicit(&shm->flush_set_ns, memory_order_relaxed) : 0;
+	int64_t c = set > 0 ? set : cfg_flush_ns;
+
 	if (cfg_jitter_ns > 0)
 		c += (int64_t) (rnd() % (uint64_t) cfg_jitter_ns);
 	return c;

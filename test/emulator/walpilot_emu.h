@@ -8,7 +8,8 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#define EMU_MAGIC        0x57504c454d550006ULL	/* "WPLEMU" v6 */
+#define EMU_MAGIC        0x57504c454d550007ULL	/* "WPLEMU" v7 */
+#define EMU_MAGIC_V6     0x57504c454d550006ULL	/* same header, emu_stat reads it */
 #define EMU_MAGIC_V5     0x57504c454d550005ULL	/* same header, emu_stat reads it */
 #define EMU_MAGIC_V4     0x57504c454d550004ULL	/* same header, emu_stat reads it */
 #define EMU_MAGIC_V3     0x57504c454d550003ULL	/* same header, emu_stat reads it */
@@ -102,6 +103,13 @@ struct emu_shared
 	_Atomic int64_t tb_waited;	/* of those, found the bucket empty */
 	_Atomic int64_t tb_wait_ns;	/* their waits for a token, summed */
 	_Atomic int64_t tb_wait_max_ns;
+
+	/*
+	 * v7: the flush time set while the device runs (emu_stat --set-flush-us):
+	 * a volume whose latency changes under a running server.  0: the
+	 * creator's flush_ns.  The jitter is kept.
+	 */
+	_Atomic int64_t flush_set_ns;
 };
 
 #endif

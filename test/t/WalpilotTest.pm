@@ -33,7 +33,7 @@ use Time::HiRes qw(time);
 
 our @EXPORT =
   qw(emulator_library emulator_shim new_node walpilot_node start_emulated
-  emulated_node start_insert_load poll_until poll_for wait_until
+  emulated_node set_emulated_flush start_insert_load poll_until poll_for wait_until
   wait_crash_restart build_probe_module reload_worker free_port find_program
   http_json start_daemon stop_daemons kill_daemon server_at);
 our @EXPORT_OK = qw(server_settings_node dba_auto_conf slurp_bytes start_load
@@ -98,17 +98,35 @@ fsync = on
 } . ($conf // '') . "\n");
 }
 
+# the name of $node's emulated device (its state file in /dev/shm)
+sub emulated_device
+{
+	my ($node) = @_;
+	return "walpilot-$test_number-" . $node->name . "-$$";
+}
+
 # Start $node with the storage emulator (when built) emulating $storage,
 # in a shared state file of this node and run, removed at exit.
 sub start_emulated
 {
 	my ($node, $storage) = @_;
 	my $shim = emulator_library();
-	my $shm = "walpilot-$test_number-" . $node->name . "-$$";
+	my $shm = emulated_device($node);
 	push @shm_names, $shm unless grep { $_ eq $shm } @shm_names;
 	local $ENV{LD_PRELOAD} = $shim if defined $shim;
 	local $ENV{WALPILOT_STORAGE} = "$storage,shm=$shm";
 	$node->start;
+}
+
+# The emulated flush of $node (started by start_emulated) takes $us from now
+# on, in every process (0: the profile's again): a volume whose latency
+# changes under the running server.
+sub set_emulated_flush
+{
+	my ($node, $us) = @_;
+	PostgreSQL::Test::Utils::system_or_bail(
+		"$ENV{WALPILOT_SRC}/test/emulator/emu_stat", emulated_device($node),
+		'--set-flush-us', $us);
 }
 
 # A started walpilot_node on the emulated $storage, with the extension and
