@@ -43,7 +43,7 @@ SELECT p.oid::regprocedure AS function_breaking_the_rule
  WHERE n.nspname = 'walpilot'
    AND (has_function_privilege('regress_wp_plain', p.oid, 'EXECUTE')
         OR has_function_privilege('regress_wp_monitor', p.oid, 'EXECUTE')
-           <> (p.proname ~ '_data(_[0-9_]+)?$' OR p.proname = 'report'));
+           <> (p.proname ~ '_data(_[0-9_]+)?$' OR p.proname IN ('report', 'prediction')));
 SELECT count(*) AS public_grants
   FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace,
        aclexplode(c.relacl) a

@@ -40,6 +40,20 @@ REVOKE ALL ON walpilot.recommendations FROM PUBLIC;
 GRANT SELECT ON walpilot.recommendations TO pg_monitor;
 
 --
+-- prediction: what grouping the commits would give the last minute's load
+--
+CREATE FUNCTION walpilot.prediction()
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'walpilot_prediction'
+LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION walpilot.prediction() IS
+    'the commit-path model over the last 60 s: verdict (tune would win, nothing to win, out of the model''s scope, no evidence), why, the predicted and current commits/s, the predicted gain and p99, and the inputs';
+
+REVOKE ALL ON FUNCTION walpilot.prediction() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION walpilot.prediction() TO pg_monitor;
+
+--
 -- report: one text for psql over the views above
 --
 -- pilot_reason is read as to_jsonb(s) ->> 'pilot_reason', so the report
@@ -52,6 +66,7 @@ AS $report$
 DECLARE
     out text[] := ARRAY[]::text[];
     st jsonb;
+    pred jsonb;
     standby boolean := pg_is_in_recovery();
     fsync_on boolean := current_setting('fsync')::boolean;
     win int := 60;
@@ -206,6 +221,8 @@ BEGIN
     IF st ? 'pilot_reason' AND st ->> 'pilot_reason' IS NOT NULL THEN
         out := out || format('  why: %s', st ->> 'pilot_reason');
     END IF;
+    pred := walpilot.prediction();
+    out := out || format('  prediction: %s (%s)', pred ->> 'verdict', pred ->> 'why');
     n := 0;
     FOR r IN SELECT * FROM (SELECT * FROM walpilot.decisions ORDER BY decided_at DESC LIMIT 10) d
              ORDER BY decided_at

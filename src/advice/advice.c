@@ -43,7 +43,7 @@
 #include "utils/tuplestore.h"
 
 #include "advice.h"
-#include "advice.h"
+#include "commit_model.h"
 
 /* Timeline-based rules look at this many most recent seconds. */
 #define WP_ADVICE_WINDOW_S		300
@@ -774,6 +774,36 @@ advise_wal_writer_delay(List **rows, const WpSecond *tl, int ntl)
 	wp_ev_str(&r->evidence, "confidence_rule", "async share x min(1, share of time syncing / 0.5) x min(1, seconds / 60), halved when WALWrite lock waits are under 2 % of active time");
 }
 
+/*---- tune mode itself ----*/
+
+/*
+ * advise_mode
+ *		In observe mode, walpilot.mode = 'tune' when the commit-path model
+ *		(commit_model.c) predicts a gain of WP_MODEL_WORTH_GAIN or more
+ *		from grouping the commits; no row when it predicts less, when the
+ *		load is not flush-bound, or when what bounds the load is outside
+ *		the model (walpilot.prediction() says which).
+ */
+static void
+advise_mode(List **rows)
+{
+	WpCommitModel m;
+	WpAdviceRow *r;
+
+	if (wp_mode != WP_MODE_OBSERVE || RecoveryInProgress())
+		return;
+	wp_commit_model(&m);
+	if (m.verdict != WP_MODEL_GAIN)
+		return;
+	r = new_row(rows, "walpilot.mode");
+	strlcpy(r->current, "observe", sizeof(r->current));
+	strlcpy(r->recommended, "tune", sizeof(r->recommended));
+	r->confidence = 0.5 * (double) m.seconds / Max(m.window_seconds, 1);
+	wp_commit_model_evidence(&m, &r->evidence);
+	wp_ev_str(&r->evidence, "rule", "the model predicts x1.10 or more from grouping the commits into fewer flushes; tune mode's trials then prove or refuse each setting");
+	wp_ev_str(&r->evidence, "confidence_rule", "0.5 x flush-bound seconds / seconds of the window (0.5: a prediction; only a trial in tune mode decides)");
+}
+
 /*---- the SQL function ----*/
 
 /*
@@ -803,11 +833,21 @@ char *
 wp_advice_apply_sql(const WpAdviceRow *r)
 {
 	StringInfoData s;
+	const char *dot = strchr(r->setting, '.');
 
 	initStringInfo(&s);
-	appendStringInfo(&s, "ALTER SYSTEM SET %s = %s;",
-					 quote_identifier(r->setting),
-					 quote_literal_cstr(r->recommended));
+	appendStringInfoString(&s, "ALTER SYSTEM SET ");
+	if (dot != NULL)
+	{
+		/* a custom setting: class.name, each part an identifier */
+		char	   *class = pnstrdup(r->setting, dot - r->setting);
+
+		appendStringInfo(&s, "%s.%s", quote_identifier(class),
+						 quote_identifier(dot + 1));
+	}
+	else
+		appendStringInfoString(&s, quote_identifier(r->setting));
+	appendStringInfo(&s, " = %s;", quote_literal_cstr(r->recommended));
 	if (r->restart)
 		appendStringInfoString(&s, " -- then restart the server");
 	else
@@ -850,5 +890,6 @@ wp_advice_rows(void)
 	advise_commit_delay(&rows, tl, ntl, pr, npr);
 	advise_wal_writer(&rows, tl, ntl);
 	advise_wal_writer_delay(&rows, tl, ntl);
+	advise_mode(&rows);
 	return rows;
 }

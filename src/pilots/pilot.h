@@ -143,6 +143,13 @@ typedef struct WpPilotDef
 	void		(*tick) (TimestampTz now);
 
 	/*
+	 * What a model predicts the search's first trial, from the configured
+	 * value, will measure: its evidence keys on the trial's row, graded
+	 * by the trial's own ratio (may be NULL).
+	 */
+	void		(*predict) (WpEvidence *e);
+
+	/*
 	 * Added for event windows; zero or NULL keeps the controller's defaults
 	 * (pilot_internal.h).
 	 *

@@ -70,6 +70,7 @@
 #include "utils/guc_tables.h"
 #include "utils/timestamp.h"
 
+#include "commit_model.h"
 #include "pilot.h"
 
 #define WP_ENGAGE_MIN_COMMITS	20	/* durable commits per second */
@@ -436,6 +437,22 @@ cd_tick(TimestampTz now)
 	}
 }
 
+/*
+ * cd_predict
+ *		The commit-path model's prediction for the first trial of a search
+ *		(its candidate, gather, against the configured setting).
+ */
+static void
+cd_predict(WpEvidence *e)
+{
+	WpCommitModel m;
+
+	wp_commit_model(&m);
+	wp_ev_str(e, "predicted", wp_commit_model_verdict_name(m.verdict));
+	if (m.verdict == WP_MODEL_GAIN || m.verdict == WP_MODEL_NOTHING_TO_WIN)
+		wp_ev_num(e, "predicted_gain", round(m.predicted_gain * 1000) / 1000);
+}
+
 const WpPilotDef wp_pilot_commit_delay = {
 	.name = "commit_delay",
 	.trial = {
@@ -457,6 +474,7 @@ const WpPilotDef wp_pilot_commit_delay = {
 	.window = cd_window,
 	.restart_window = cd_restart_window,
 	.tick = cd_tick,
+	.predict = cd_predict,
 	.shift_by_context = true,
 	.context_names = {"flush time (us)", "committers", "commits per flush"},
 	.first_recheck_s = 120,

@@ -106,6 +106,9 @@ wp_pilot_start_trial(WpPilotRun *r, const WpPilotValue *cand,
 	r->confirm_why[0] = '\0';
 	if (r->configured_p99_us > 0)
 		wp_ev_num(&e, "p99_us_configured", r->configured_p99_us);
+	if (r->def->predict && kind == WP_TK_CANDIDATE &&
+		r->trials_in_search == 0 && value_equal(&r->current, &r->configured))
+		r->def->predict(&e);
 
 	/*
 	 * The row: what is in force -> what is tried.  Against a held choice

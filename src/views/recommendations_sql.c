@@ -18,6 +18,7 @@
 #include "utils/jsonb.h"
 #include "utils/tuplestore.h"
 
+#include "commit_model.h"
 #include "views.h"
 
 PG_FUNCTION_INFO_V1(walpilot_recommendations_data);
@@ -56,4 +57,25 @@ walpilot_recommendations_data(PG_FUNCTION_ARGS)
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;
+}
+
+PG_FUNCTION_INFO_V1(walpilot_prediction);
+
+/*
+ * walpilot_prediction
+ *		The commit-path model's verdict, prediction and inputs as one JSON
+ *		object (commit_model.c): what grouping the commits would give the
+ *		load of the last minute.
+ */
+Datum
+walpilot_prediction(PG_FUNCTION_ARGS)
+{
+	WpCommitModel m;
+	WpEvidence	e;
+
+	wp_require_shared_state();
+	wp_commit_model(&m);
+	wp_ev_begin(&e);
+	wp_commit_model_evidence(&m, &e);
+	PG_RETURN_JSONB_P(wp_ev_end_jsonb(&e));
 }

@@ -112,6 +112,7 @@ class Opts:
         self.sample_s = i("sample_s", 60)
         self.soak_warmup_min = float(o.get("soak_warmup_min", 10))
         self.pilot_poll_s = float(o.get("pilot_poll_s", 1))
+        self.pred_poll_s = float(o.get("pred_poll_s", 5))
 
     def day_s(self):
         return sum(self.phase_s.values())
@@ -211,6 +212,7 @@ class Recorder:
         self.sb_sec = {}           # second -> [tps, p99, errors/s]
         self.sb_phase = {}         # phase index -> [{txns, tps, p99, secs, errors}]
         self.pilot = []            # (t, [{pilot, state, setting, candidate}])
+        self.pred = []             # (t, walpilot.prediction()), every pred_poll_s
         self.soak = []             # sample dicts
         self.decisions = {}        # (t, setting, reason) -> row
         self.wp = {}               # second -> walpilot.timeline's (commits, p99 us, WAL bytes)
@@ -360,7 +362,7 @@ class Recorder:
     # ---- the sampler thread: the pilots' state every second, a soak sample every sample_s
     def start_sampler(self, soak):
         def loop():
-            next_soak = time.time()
+            next_soak = next_pred = time.time()
             while not self.stop.is_set():
                 t = time.time()
                 if self.has_wp:
@@ -370,6 +372,14 @@ class Recorder:
                         self.pilot.append((t, json.loads(p.stdout.strip())))
                     except ValueError:
                         pass
+                if self.has_wp and t >= next_pred:
+                    # the commit-path model's prediction (NULL-safe on a build without it)
+                    p = self.cl.psql("SELECT walpilot.prediction()", check=False)
+                    try:
+                        self.pred.append((t, json.loads(p.stdout.strip())))
+                    except ValueError:
+                        pass
+                    next_pred += self.D.pred_poll_s
                 if soak and t >= next_soak:
                     try:
                         self.soak.append(self.soak_sample())
@@ -828,6 +838,13 @@ def _finish(ctx, cfg, rec, rep, order, base, t1, got, static):
             st[key + "_trial_s"] = sum(1 for x in sts if x and x["s"] == "trial")
             st[key + "_recheck_s"] = sum(1 for x in sts if x and x["s"] == "re-check")
         st["decisions"] = sum(1 for d in ds if ph["t0"] - t0 <= d["rel"] < ph["t1"] - t0)
+        # the model's predictions in the phase (in the defaults run: what tune would win)
+        pr = [x for t, x in rec.pred if ph["t0"] <= t < ph["t1"] and isinstance(x, dict)]
+        gains = sorted(x["predicted_gain"] for x in pr if x.get("predicted_gain") is not None)
+        st["pred_samples"] = len(pr)
+        st["pred_gain"] = round(gains[len(gains) // 2], 3) if gains else ""
+        st["pred_verdicts"] = {v: sum(1 for x in pr if x.get("verdict") == v)
+                               for v in sorted({x.get("verdict") for x in pr if x.get("verdict")})}
         phases.append(st)
     with open(os.path.join(sdir, base + ".phases.json"), "w") as f:
         json.dump(phases, f, indent=1)
@@ -1050,6 +1067,16 @@ def _analyze_day(ctx, rows):
                 cf_s = sum(s.get("cf_trial_s", 0) + s.get("cf_recheck_s", 0) for s in ph.get("tune", []))
                 out.append(f"  seconds in trial or re-check (walpilot.pilots): commit_delay {trial_s}, "
                            f"checkpoint_flush_after {cf_s}")
+            # the commit-path model in the defaults run (observe mode): what it predicted tune would win
+            if "defaults" in ph and any(x.get("pred_samples") for x in ph["defaults"]):
+                out.append("\n  the model in the defaults run (walpilot.prediction(), every 5 s; gain: median of its "
+                           "predictions in the phase) against tune's measured commits/s ratio")
+                for i, x in enumerate(ph["defaults"]):
+                    tu = ph.get("tune", [])
+                    meas = _ratio(tu[i].get("commits_s"), x.get("commits_s")) if i < len(tu) else ""
+                    verd = ", ".join(f"{k} {v}" for k, v in (x.get("pred_verdicts") or {}).items())
+                    out.append(f"    {x['phase']:<8} predicted x{_f(x.get('pred_gain'), 2):<5} measured x{meas:<5} "
+                               f"({x.get('pred_samples', 0)} samples: {verd})")
             _picture(ctx, g, rep, rr)
         names = []
         for (c, i, name) in per:
