@@ -17,21 +17,9 @@ use WalpilotTest;
 emulator_shim();
 
 # slow data writes and a slow flush; short checkpoints
-my $node = emulated_node('yields', 'hdd,bw_mbps=10,wal_bw_mbps=150', qq{
-walpilot.mode = 'tune'
-checkpoint_timeout = 30s
-checkpoint_completion_target = 0.9
-max_wal_size = 1GB
-log_checkpoints = on
-max_connections = 40
-});
+my $node = checkpoint_trial_node('yields');
 
-sub decisions
-{
-	return $node->safe_psql('postgres', q{
-	SELECT string_agg(concat_ws(' | ', decided_at, setting, old_value, new_value, reason, outcome), E'\n' ORDER BY decided_at)
-	  FROM walpilot.decisions});
-}
+sub decisions { return decision_rows($node); }
 
 # two clients at 30 commits/s: flushes are busy a fifth of the time, not
 # flush-bound; its checkpoints are usable windows

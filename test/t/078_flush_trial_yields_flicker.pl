@@ -18,21 +18,9 @@ use WalpilotTest;
 
 emulator_shim();
 
-my $node = emulated_node('flicker', 'hdd,bw_mbps=10,wal_bw_mbps=150', qq{
-walpilot.mode = 'tune'
-checkpoint_timeout = 30s
-checkpoint_completion_target = 0.9
-max_wal_size = 1GB
-log_checkpoints = on
-max_connections = 40
-});
+my $node = checkpoint_trial_node('flicker');
 
-sub decisions
-{
-	return $node->safe_psql('postgres', q{
-	SELECT string_agg(concat_ws(' | ', decided_at, setting, old_value, new_value, reason, outcome), E'\n' ORDER BY decided_at)
-	  FROM walpilot.decisions});
-}
+sub decisions { return decision_rows($node); }
 
 # a light, paced load: only the checkpoint pilot has something to try
 my $light = start_insert_load($node, 2, 900, 2, 30);

@@ -26,12 +26,7 @@ walpilot.tune_checkpoint_flush = off
 max_connections = 40
 });
 
-sub decisions
-{
-	return $node->safe_psql('postgres', q{
-	SELECT string_agg(concat_ws(' | ', decided_at, old_value, new_value, reason, outcome), E'\n' ORDER BY decided_at)
-	  FROM walpilot.decisions WHERE setting = 'commit_delay'});
-}
+sub decisions { return decision_rows($node, 'commit_delay'); }
 
 # 8 clients on a 20 ms flush: a delay wins and is held
 my $load = start_insert_load($node, 8, 900);

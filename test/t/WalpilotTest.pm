@@ -33,7 +33,8 @@ use Time::HiRes qw(time);
 
 our @EXPORT =
   qw(emulator_library emulator_shim new_node walpilot_node start_emulated
-  emulated_node set_emulated_flush start_insert_load poll_until poll_for wait_until
+  emulated_node set_emulated_flush checkpoint_trial_node decision_rows
+  start_insert_load poll_until poll_for wait_until
   wait_crash_restart build_probe_module reload_worker free_port find_program
   http_json start_daemon stop_daemons kill_daemon server_at);
 our @EXPORT_OK = qw(server_settings_node dba_auto_conf slurp_bytes start_load
@@ -142,6 +143,32 @@ CREATE EXTENSION walpilot;
 CREATE TABLE t (id bigserial, v int);
 });
 	return $node;
+}
+
+# A started emulated_node on which both pilots have trials to run: tune
+# mode, slow data writes and a slow flush, a checkpoint every 30 s.
+sub checkpoint_trial_node
+{
+	my ($name) = @_;
+	return emulated_node($name, 'hdd,bw_mbps=10,wal_bw_mbps=150', qq{
+walpilot.mode = 'tune'
+checkpoint_timeout = 30s
+checkpoint_completion_target = 0.9
+max_wal_size = 1GB
+log_checkpoints = on
+max_connections = 40
+});
+}
+
+# $node's decision rows, one line each, for a failing test's diag ($setting:
+# that pilot's only)
+sub decision_rows
+{
+	my ($node, $setting) = @_;
+	my $where = defined $setting ? "WHERE setting = '$setting'" : '';
+	return $node->safe_psql('postgres', qq{
+	SELECT string_agg(concat_ws(' | ', decided_at, setting, old_value, new_value, reason, outcome), E'\n' ORDER BY decided_at)
+	  FROM walpilot.decisions $where});
 }
 
 # the emulator's state files of this run
