@@ -182,6 +182,16 @@ extern void wp_sampler_reset(void);
 extern uint64 wp_sampler_samples_taken(void);
 extern uint64 wp_sampler_missed_ticks(void);
 
+/* Running totals of the worker's samples (sampler.c). */
+typedef struct WpSamplerTotals
+{
+	uint64		client_cpu_samples; /* client backends found on CPU */
+	uint64		client_cpu_us;	/* ... x the sample interval */
+	uint64		checkpoint_sync_samples;	/* checkpointer in IO:DataFileSync */
+} WpSamplerTotals;
+
+extern void wp_sampler_totals(WpSamplerTotals *out);
+
 extern Size wp_timeline_shmem_size(void);
 extern void wp_timeline_shmem_init(void);
 extern void wp_timeline_append(const WpSecond *sec);

@@ -125,6 +125,9 @@ static int	local_used[WP_PROFILE_SIZE];
 static int	local_nused = 0;
 static uint64 local_dropped = 0;
 
+/* running totals of what this worker's samples saw (wp_sampler_totals) */
+static WpSamplerTotals totals;
+
 static int64 cur_second = -1;	/* second being accumulated */
 static uint64 cur_generation = 0;
 static WpSecond cur;
@@ -177,6 +180,20 @@ uint64
 wp_sampler_missed_ticks(void)
 {
 	return sampler ? pg_atomic_read_u64(&sampler->missed_ticks) : 0;
+}
+
+/*
+ * wp_sampler_totals
+ *		What the samples saw since this worker started, as running totals
+ *		whose differences cover any span the caller likes (a pilot's
+ *		window): the client backends' time on CPU, and how many samples
+ *		found the checkpointer syncing data files.  The worker's own: only
+ *		the worker samples.
+ */
+void
+wp_sampler_totals(WpSamplerTotals *out)
+{
+	*out = totals;
 }
 
 /*
@@ -535,10 +552,16 @@ take_sample(uint64 time_us)
 		{
 			cur.active_sum++;
 			if (wei == 0)
+			{
 				cur.cpu_sum++;
+				totals.client_cpu_samples++;
+				totals.client_cpu_us += time_us;
+			}
 		}
 		if (bt == bt_checkpointer && (wei & 0xFF000000U) != PG_WAIT_ACTIVITY)
 			cur.checkpointer_busy++;
+		if (bt == bt_checkpointer && wei == WAIT_EVENT_DATA_FILE_SYNC)
+			totals.checkpoint_sync_samples++;
 
 		if (wei == wei_wal_write_lock)
 			cur.wal_write_lock_sum++;
@@ -591,7 +614,12 @@ take_sample(uint64 time_us)
 				found = true;
 				cur.commit_delay_sum++;
 				if (slot_btype[s] == bt_client)
-					cur.cpu_sum--;	/* counted as CPU in the scan */
+				{
+					/* counted as CPU in the scan */
+					cur.cpu_sum--;
+					totals.client_cpu_samples--;
+					totals.client_cpu_us -= time_us;
+				}
 				profile_add(slot_btype[s], WP_WEI_COMMIT_DELAY, time_us);
 			}
 			else

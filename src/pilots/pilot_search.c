@@ -48,6 +48,7 @@ still_lost(WpPilotRun *r, int step, TimestampTz now)
 {
 	int			k;
 	double		move = DEF_DBL(r->def->context_move, WP_PILOT_CONTEXT_MOVE);
+	int			contexts = DEF_INT(r->def->loss_contexts, WP_PILOT_CONTEXTS);
 
 	if (step < 0 || step >= WP_PILOT_MAX_STEPS || !r->lost[step])
 		return false;
@@ -57,7 +58,7 @@ still_lost(WpPilotRun *r, int step, TimestampTz now)
 		r->lost[step] = false;
 		return false;
 	}
-	for (k = 0; k < WP_PILOT_CONTEXTS; k++)
+	for (k = 0; k < contexts; k++)
 	{
 		double		then = r->lost_context[step][k];
 		double		now = r->load.context[k];
@@ -417,6 +418,13 @@ finish_trial(WpPilotRun *r, TimestampTz now)
 		snprintf(tail, sizeof(tail), "x%.2f (t=%.1f, keep needs %.1f, %d pairs), mean %.2f -> %.2f; rule: %s",
 				 v.ratio, v.t, v.t_keep, v.pairs, v.metric_mean[0],
 				 v.metric_mean[1], v.rule);
+	if (r->skipped > 0)
+	{
+		size_t		used = strlen(tail);
+
+		snprintf(tail + used, sizeof(tail) - used, "; %d window%s skipped",
+				 r->skipped, r->skipped == 1 ? "" : "s");
+	}
 	if (r->trial_step >= 0 && r->trial_step < WP_PILOT_MAX_STEPS)
 		r->tried[r->trial_step] = true;
 
@@ -494,7 +502,8 @@ wp_pilot_trial_window(WpPilotRun *r, const WpPilotWindow *w, TimestampTz now)
 		wp_pilot_apply(r, arm);
 		snprintf(r->reason, sizeof(r->reason), "%s: window skipped (%s), %d so far: %s",
 				 r->kind == WP_TK_RECHECK ? "re-check" : "trial",
-				 w->unusable ? "nothing to learn from it" : "not run with the value meant",
+				 !w->unusable ? "not run with the value meant" :
+				 w->unusable_why ? w->unusable_why : "nothing to learn from it",
 				 r->skipped, r->load.numbers);
 		return;
 	}
