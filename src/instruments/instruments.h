@@ -185,8 +185,6 @@ extern uint64 wp_sampler_missed_ticks(void);
 /* Running totals of the worker's samples (sampler.c). */
 typedef struct WpSamplerTotals
 {
-	uint64		client_cpu_samples; /* client backends found on CPU */
-	uint64		client_cpu_us;	/* ... x the sample interval */
 	uint64		checkpoint_sync_samples;	/* checkpointer in IO:DataFileSync */
 } WpSamplerTotals;
 

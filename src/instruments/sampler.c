@@ -186,9 +186,8 @@ wp_sampler_missed_ticks(void)
  * wp_sampler_totals
  *		What the samples saw since this worker started, as running totals
  *		whose differences cover any span the caller likes (a pilot's
- *		window): the client backends' time on CPU, and how many samples
- *		found the checkpointer syncing data files.  The worker's own: only
- *		the worker samples.
+ *		window): how many samples found the checkpointer syncing data
+ *		files.  The worker's own: only the worker samples.
  */
 void
 wp_sampler_totals(WpSamplerTotals *out)
@@ -552,11 +551,7 @@ take_sample(uint64 time_us)
 		{
 			cur.active_sum++;
 			if (wei == 0)
-			{
 				cur.cpu_sum++;
-				totals.client_cpu_samples++;
-				totals.client_cpu_us += time_us;
-			}
 		}
 		if (bt == bt_checkpointer && (wei & 0xFF000000U) != PG_WAIT_ACTIVITY)
 			cur.checkpointer_busy++;
@@ -614,12 +609,7 @@ take_sample(uint64 time_us)
 				found = true;
 				cur.commit_delay_sum++;
 				if (slot_btype[s] == bt_client)
-				{
-					/* counted as CPU in the scan */
-					cur.cpu_sum--;
-					totals.client_cpu_samples--;
-					totals.client_cpu_us -= time_us;
-				}
+					cur.cpu_sum--;	/* counted as CPU in the scan */
 				profile_add(slot_btype[s], WP_WEI_COMMIT_DELAY, time_us);
 			}
 			else

@@ -37,7 +37,7 @@ typedef struct WpPilotValue
 
 /* what a verdict depends on: a candidate that lost clearly is not tried
  * again until one of these moved by more than WP_PILOT_CONTEXT_MOVE */
-#define WP_PILOT_CONTEXTS		4
+#define WP_PILOT_CONTEXTS		3
 
 /* text sizes of the published state */
 #define WP_PILOT_TEXT			64
@@ -175,8 +175,6 @@ typedef struct WpPilotDef
 	double		shift_ratio;	/* what counts as shifted */
 	double		context_move;	/* what re-opens a lost candidate */
 	bool		lost_until_moved;	/* a loss expires only by context */
-	int			loss_contexts;	/* the first N contexts re-open a loss
-								 * (0: all); the others only shift a hold */
 	int			max_skipped;	/* unusable windows that end a trial */
 
 	/*
@@ -193,15 +191,13 @@ typedef struct WpPilotDef
 
 	/*
 	 * shift_by_context: in hold, only a move of a context (named by
-	 * context_names, by its context_shift) starts a new search, not the
-	 * metric or p50.
+	 * context_names) starts a new search, not the metric or p50.
 	 * first_recheck_s: re-check a new choice after this many seconds, then
 	 * twice as long after each pass, up to walpilot.tune_interval (0: at
 	 * walpilot.tune_interval only).
 	 */
 	bool		shift_by_context;
 	const char *context_names[WP_PILOT_CONTEXTS];
-	double		context_shift[WP_PILOT_CONTEXTS];	/* 0: WP_CONTEXT_SHIFT */
 	int			first_recheck_s;
 	const char *window_desc;	/* "one checkpoint per window" */
 	const char *unsuited;		/* "not flush-bound" */

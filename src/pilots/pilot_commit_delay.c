@@ -80,8 +80,6 @@
 #define WP_CONFIRM_WAL_WAIT_SHARE 0.5	/* ... or the committers' waits do */
 #define WP_CONFIRM_SECONDS		5	/* timeline seconds the waits come from */
 #define WP_STANDBY_DOMINATES_SHARE 0.5	/* of the commit time, standby wait */
-#define WP_MIX_WINDOWS			10	/* windows the CPU per commit may span */
-#define WP_MIX_MIN_SAMPLES		30	/* CPU samples it needs (fewer: unknown) */
 #define WP_GATHER_MIN_CAP_US	50	/* below this a cap is pointless... */
 #define WP_GROUP_UPDATE_US		(100 * 1000)
 
@@ -104,24 +102,6 @@
 /* the window now open, and the sampler's totals at its start */
 static TimestampTz window_start = 0;
 static WpSamplerTotals window_totals;
-
-/*
- * The last windows' CPU samples, CPU time and commits under the value in
- * force (mix_value): the load's CPU per commit comes from the newest of
- * them that hold WP_MIX_MIN_SAMPLES samples.
- */
-typedef struct WpMixWindow
-{
-	uint64		samples;
-	uint64		cpu_us;
-	double		commits;
-} WpMixWindow;
-
-static WpMixWindow mix_ring[WP_MIX_WINDOWS];
-static int	mix_next = 0;
-static int	mix_count = 0;
-static WpPilotValue mix_value;
-
 static TimestampTz last_group_update = 0;
 static double last_p50_us = 0;
 
@@ -174,52 +154,10 @@ cd_enabled(char *why, size_t len)
 	return true;
 }
 
-/*
- * mix_cpu_per_commit_us
- *		Add a window to the ring; the client backends' CPU time per commit
- *		over the newest windows that reach WP_MIX_MIN_SAMPLES samples (0:
- *		the ring does not).  A light load of short transactions is a few
- *		samples a second: one window alone would make its figure noise.
- */
-static double
-mix_cpu_per_commit_us(uint64 samples, uint64 cpu_us, double commits)
-{
-	uint64		n = 0;
-	uint64		us = 0;
-	double		c = 0;
-	int			i;
-
-	mix_ring[mix_next].samples = samples;
-	mix_ring[mix_next].cpu_us = cpu_us;
-	mix_ring[mix_next].commits = commits;
-	mix_next = (mix_next + 1) % WP_MIX_WINDOWS;
-	if (mix_count < WP_MIX_WINDOWS)
-		mix_count++;
-	for (i = 1; i <= mix_count; i++)
-	{
-		int			k = (mix_next - i + WP_MIX_WINDOWS) % WP_MIX_WINDOWS;
-		const WpMixWindow *m = &mix_ring[k];
-
-		n += m->samples;
-		us += m->cpu_us;
-		c += m->commits;
-		if (n >= WP_MIX_MIN_SAMPLES)
-			return c > 0 ? us / c : 0;
-	}
-	return 0;
-}
-
 static bool
 cd_apply(const WpPilotValue *v, bool configured)
 {
 	int32		targets[WP_NUM_KNOBS];
-
-	/* grouped commits wake together and queue for the CPU: a new count */
-	if (memcmp(v, &mix_value, sizeof(mix_value)) != 0)
-	{
-		mix_value = *v;
-		mix_count = 0;
-	}
 
 	targets[WP_KNOB_COMMIT_DELAY] = v->v[V_DELAY];
 	targets[WP_KNOB_COMMIT_SIBLINGS] = v->v[V_SIBLINGS];
@@ -233,7 +171,6 @@ cd_withdraw(void)
 {
 	int32		targets[WP_NUM_KNOBS] = {0, 0};
 
-	mix_count = 0;
 	wp_gather_set_enabled(false);
 	wp_settings_publish(false, targets);
 }
@@ -351,7 +288,6 @@ cd_engage(const WpPilotWindow *w, WpPilotLoad *load)
 	load->context[1] = group;
 	/* commits per flush: 0 (not used) where no commit knows it led one */
 	load->context[2] = w->detail[0] > 0 ? w->count / w->detail[0] : 0;
-	load->context[3] = w->detail[1];
 	if (have)
 		snprintf(load->numbers, sizeof(load->numbers),
 				 "%.0f commits/s (needs %d), flush %.0f us from %s (needs %d), %u committers (needs 2)",
@@ -376,7 +312,7 @@ cd_engage(const WpPilotWindow *w, WpPilotLoad *load)
 		snprintf(load->numbers + used, sizeof(load->numbers) - used,
 				 ", standby wait %.0f %% of commit time", standby * 100);
 	}
-	load->nvalues = 6;
+	load->nvalues = 5;
 	load->names[0] = "commits_per_s";
 	load->values[0] = w->metric;
 	load->names[1] = "flush_estimate_us";
@@ -387,8 +323,6 @@ cd_engage(const WpPilotWindow *w, WpPilotLoad *load)
 	load->values[3] = w->p50_us;
 	load->names[4] = "standby_wait_share";
 	load->values[4] = standby;
-	load->names[5] = "cpu_per_commit_us";
-	load->values[5] = load->context[3];
 }
 
 /*
@@ -465,15 +399,7 @@ cd_restart_window(TimestampTz now)
 
 /*
  * cd_window
- *		A window closes after one second: commits over its measured length,
- *		and the client backends' time on CPU per commit (detail[1]), what
- *		the load does between its commits: a mix of heavier transactions
- *		raises it where the committers and the flush time stay the same,
- *		and a delay chosen for the lighter mix may hurt it.  Measured over
- *		the last windows under the value in force only (grouped commits
- *		wake together and queue for the CPU), as many as hold
- *		WP_MIX_MIN_SAMPLES samples on CPU (mix_cpu_per_commit_us).
- *
+ *		A window closes after one second: commits over its measured length.
  *		A second in which the checkpointer synced data files is unusable:
  *		the WAL flush waits behind those syncs whatever the arm (a bulk
  *		load's checkpoints stalled the commits for 1-3 s each, and trials
@@ -485,7 +411,6 @@ cd_window(TimestampTz now, WpPilotWindow *w)
 {
 	WpCommitSecond *cs;
 	WpSamplerTotals totals;
-	double		commits;
 
 	if (window_start == 0 || now < window_start)
 	{
@@ -505,12 +430,6 @@ cd_window(TimestampTz now, WpPilotWindow *w)
 	w->p50_us = wp_hist_quantile(w->hist, 0.5);
 	w->detail[0] = wp_commit_leader_known() ? (double) cs->led_flush : 0;
 	wp_sampler_totals(&totals);
-	commits = (double) cs->durable + cs->async;
-	w->detail[1] = mix_cpu_per_commit_us(totals.client_cpu_samples -
-										 window_totals.client_cpu_samples,
-										 totals.client_cpu_us -
-										 window_totals.client_cpu_us,
-										 commits);
 	if (totals.checkpoint_sync_samples != window_totals.checkpoint_sync_samples)
 	{
 		w->unusable = true;
@@ -572,11 +491,7 @@ const WpPilotDef wp_pilot_commit_delay = {
 	.tick = cd_tick,
 	.predict = cd_predict,
 	.shift_by_context = true,
-	.context_names = {"flush time (us)", "committers", "commits per flush",
-	"CPU per commit (us)"},
-	/* a sampled figure: only a change of mix doubles or halves it */
-	.context_shift = {0, 0, 0, 2.0},
-	.loss_contexts = 3,
+	.context_names = {"flush time (us)", "committers", "commits per flush"},
 	/* seconds of checkpoint syncs skipped in one trial before it ends */
 	.max_skipped = 30,
 	.first_recheck_s = 120,

@@ -85,11 +85,9 @@ wp_pilot_hold_off(WpPilotRun *r, TimestampTz until, const char *why,
 
 /*
  * context_shifted
- *		Has one of the knob's contexts moved by its context_shift (default
- *		WP_CONTEXT_SHIFT) from what the hold's first window saw?  That
- *		window sets the reference, or for a context it did not know the
- *		first window that does; the first context that moved is named in
- *		r->shift_why.
+ *		Has one of the knob's contexts moved by WP_CONTEXT_SHIFT from what
+ *		the hold's first window saw?  That window sets the reference; the
+ *		first context that moved is named in r->shift_why.
  */
 static bool
 context_shifted(WpPilotRun *r, const WpPilotLoad *load)
@@ -106,23 +104,17 @@ context_shifted(WpPilotRun *r, const WpPilotLoad *load)
 	{
 		double		then = r->hold_ref[k];
 		double		now = load->context[k];
-		double		shift = DEF_DBL(r->def->context_shift[k], WP_CONTEXT_SHIFT);
 
-		if (now <= 0)
+		if (then <= 0 || now <= 0)
 			continue;
-		if (then <= 0)
-		{
-			r->hold_ref[k] = now;
-			continue;
-		}
-		if (now > then * shift || now < then / shift)
+		if (now > then * WP_CONTEXT_SHIFT || now < then / WP_CONTEXT_SHIFT)
 		{
 			const char *name = r->def->context_names[k] ?
 				r->def->context_names[k] : "context";
 
 			snprintf(r->shift_why, sizeof(r->shift_why),
 					 "%s moved from %.1f to %.1f (x%.2f, needs x%.1f for %d windows)",
-					 name, then, now, now / then, shift,
+					 name, then, now, now / then, WP_CONTEXT_SHIFT,
 					 DEF_INT(r->def->shift_windows, WP_SHIFT_WINDOWS));
 			return true;
 		}

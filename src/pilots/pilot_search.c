@@ -48,7 +48,6 @@ still_lost(WpPilotRun *r, int step, TimestampTz now)
 {
 	int			k;
 	double		move = DEF_DBL(r->def->context_move, WP_PILOT_CONTEXT_MOVE);
-	int			contexts = DEF_INT(r->def->loss_contexts, WP_PILOT_CONTEXTS);
 
 	if (step < 0 || step >= WP_PILOT_MAX_STEPS || !r->lost[step])
 		return false;
@@ -58,7 +57,7 @@ still_lost(WpPilotRun *r, int step, TimestampTz now)
 		r->lost[step] = false;
 		return false;
 	}
-	for (k = 0; k < contexts; k++)
+	for (k = 0; k < WP_PILOT_CONTEXTS; k++)
 	{
 		double		then = r->lost_context[step][k];
 		double		now = r->load.context[k];
@@ -396,7 +395,7 @@ finish_trial(WpPilotRun *r, TimestampTz now)
 {
 	WpTrialVerdict v;
 	char		outcome[WP_DECISION_TEXT];
-	char		tail[192];
+	char		tail[224];	/* fits the outcome after its longest prefix */
 	bool		current_is_configured = (r->kind != WP_TK_CANDIDATE) ||
 		value_equal(&r->current, &r->configured);
 

@@ -3,8 +3,8 @@
 # would win, walpilot.recommendations recommends walpilot.mode = 'tune'
 # with the prediction as evidence, and report() prints it; tune mode then
 # measures a gain of the same order in its first trial, and the row goes.
-# Under a light load at its own pace the model predicts nothing and there
-# is no row.
+# Under a light load at its own pace, and under the same 8 clients on a
+# fast flush, the model predicts no win and there is no row.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -104,4 +104,24 @@ like($light->safe_psql('postgres', 'SELECT walpilot.report()'),
 	'report() says so');
 $load->kill_kill;
 $light->stop;
+
+#
+# the same 8 clients on a fast flush (200 us): the commits do not wait on
+# the flush long enough for grouping to pay, and nothing recommends tune
+#
+my $fast = emulated_node('fast', 'hdd,flush_us=200', qq{
+walpilot.mode = 'observe'
+max_connections = 40
+});
+$load = start_insert_load($fast, 8, 600);
+ok(poll_for($fast, q{SELECT count(*) >= 30 FROM walpilot.timeline WHERE commits > 0}, 90),
+	'the load on the fast flush runs for 30 s');
+my $fast_prediction = $fast->safe_psql('postgres', 'SELECT walpilot.prediction()');
+unlike($fast->safe_psql('postgres', "SELECT walpilot.prediction() ->> 'verdict'"),
+	qr/^tune would win$/, 'on a fast flush the model predicts no win')
+  or diag($fast_prediction);
+is($fast->safe_psql('postgres', $mode_row), '0', 'no walpilot.mode row on a fast flush')
+  or diag($fast_prediction);
+$load->kill_kill;
+$fast->stop;
 done_testing();
