@@ -7,6 +7,7 @@ SQL runs through the command in $WP_PSQL (psql as the pg_monitor role)."""
 import csv
 import io
 import json
+import math
 import os
 import re
 import subprocess
@@ -124,6 +125,13 @@ def cmd_scrape(path, names_out):
         bad(f"fallbacks {fb} of {last_hour} decisions: the trial and the hold-off are not fallbacks")
     if one(s, "walpilot_recommendations_open") is None:
         bad("walpilot_recommendations_open is not served")
+    verdicts = ("tune would win", "nothing to win", "out of the model's scope", "no evidence")
+    pred = s.get("walpilot_prediction_evidence_seconds", [])
+    if len(pred) != 1 or pred[0][0].get("verdict") not in verdicts or not 0 <= pred[0][1] <= 60:
+        bad(f"walpilot_prediction_evidence_seconds {pred}")
+    gain = s.get("walpilot_prediction_predicted_gain", [])
+    if len(gain) != 1 or not (math.isnan(gain[0][1]) or 0 < gain[0][1] < 100):
+        bad(f"walpilot_prediction_predicted_gain {gain}")
     for name in ("commit_delay", "commit_siblings"):
         rows = [l for l, v in s.get("walpilot_setting_value", []) if l.get("name") == name]
         if len(rows) != 1 or rows[0].get("managed_by") not in ("walpilot", "dba", "default"):
