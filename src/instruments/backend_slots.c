@@ -65,7 +65,8 @@ wp_backend_slots_attach(WpBackendSlots *bs)
 	int			i,
 				w;
 
-	Assert(bs->npublish <= bs->ntracked && bs->ntracked <= bs->ncounters);
+	Assert(bs->npublish <= bs->ntracked && bs->ntracked <= bs->ncounters &&
+		   bs->npublish <= 32);
 	Assert(bs->ncounters <= words);
 	base = ShmemInitStruct(bs->name, wp_backend_slots_shmem_size(bs), &found);
 	bs->shared = (WpSlotsShared *) base;
@@ -174,11 +175,13 @@ wp_backend_slots_reset(const WpBackendSlots *bs)
  *		TopMemoryContext).  A slot whose published counters did not move
  *		is skipped after reading them, so idle connections cost almost
  *		nothing; for each other slot, moved (if given) is called after its
- *		counters are read.
+ *		counters are read, with the slot's index and a bit (1 << k) for
+ *		each published counter k that moved.
  */
 bool
 wp_backend_slots_delta(WpBackendSlots *bs, uint64 *delta,
-					   void (*moved) (pg_atomic_uint64 *slot, void *arg),
+					   void (*moved) (pg_atomic_uint64 *slot, int index,
+									  uint32 published_moved, void *arg),
 					   void *arg)
 {
 	bool		priming = false;
@@ -199,17 +202,18 @@ wp_backend_slots_delta(WpBackendSlots *bs, uint64 *delta,
 	{
 		pg_atomic_uint64 *s = slot_at(bs, i);
 		uint64	   *seen = bs->seen + (Size) i * bs->ntracked;
-		bool		any = false;
+		uint32		published_moved = 0;
 
 		for (k = 0; k < bs->npublish; k++)
 		{
 			uint64		v = pg_atomic_read_u64(&s[k]);
 
-			any |= (v != seen[k]);
+			if (v != seen[k])
+				published_moved |= (uint32) 1 << k;
 			delta[k] += v - seen[k];
 			seen[k] = v;
 		}
-		if (!any)
+		if (published_moved == 0)
 			continue;
 		pg_read_barrier();
 		for (; k < bs->ntracked; k++)
@@ -219,8 +223,8 @@ wp_backend_slots_delta(WpBackendSlots *bs, uint64 *delta,
 			delta[k] += v - seen[k];
 			seen[k] = v;
 		}
-		if (moved)
-			moved(s, arg);
+		if (moved && !priming)
+			moved(s, i, published_moved, arg);
 	}
 	if (priming)
 		memset(delta, 0, sizeof(uint64) * bs->ntracked);

@@ -70,6 +70,8 @@ extern void wp_backend_slots_totals(const WpBackendSlots *bs, uint64 *out);
 extern void wp_backend_slots_reset(const WpBackendSlots *bs);
 extern bool wp_backend_slots_delta(WpBackendSlots *bs, uint64 *delta,
 								   void (*moved) (pg_atomic_uint64 *slot,
+												  int index,
+												  uint32 published_moved,
 												  void *arg),
 								   void *arg);
 

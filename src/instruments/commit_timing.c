@@ -39,6 +39,7 @@
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "miscadmin.h"
+#include "nodes/bitmapset.h"
 #include "port/pg_bitutils.h"
 #include "storage/proc.h"
 #include "storage/shmem.h"
@@ -106,6 +107,8 @@ static uint64 pending_writes;
 /* Worker-local: each reader's deltas since it last took them. */
 static WpCommitSecond reader_acc[WP_COMMIT_NUM_READERS];
 static bool reader_primed[WP_COMMIT_NUM_READERS];
+/* ... and which slots committed durably in them (a bit per slot) */
+static bitmapword *reader_committed[WP_COMMIT_NUM_READERS];
 static bool collected_once = false;
 static uint64 collected_tick = 0;
 
@@ -268,7 +271,13 @@ wp_commit_timing_reset(void)
 	wp_backend_slots_reset(&wp_commit_timing_slots);
 }
 
-/* collect's per-slot step: the maximum tagged with the scan that ended. */
+/*
+ * collect's per-slot step: the maximum tagged with the scan that ended,
+ * and the committers.  A slot's durable count that moved marks its
+ * backend as a committer in every reader's window: the commit model's G,
+ * the backends that cycle through durable commits, counted the same way
+ * in every mode (the gather's own count runs in tune mode only).
+ */
 typedef struct WpScanMax
 {
 	uint64		ended;			/* the epoch of the scan that ended */
@@ -276,13 +285,27 @@ typedef struct WpScanMax
 } WpScanMax;
 
 static void
-collect_max(pg_atomic_uint64 *s, void *arg)
+collect_slot(pg_atomic_uint64 *s, int index, uint32 published_moved, void *arg)
 {
 	WpScanMax  *m = (WpScanMax *) arg;
 	uint64		tagged = pg_atomic_read_u64(&s[CT_MAX_TAGGED]);
+	int			r;
 
 	if ((tagged >> WP_MAX_US_BITS) == m->ended)
 		m->max_us = Max(m->max_us, tagged & WP_MAX_US_MASK);
+	if (!(published_moved & ((uint32) 1 << CT(durable))))
+		return;
+	for (r = 0; r < WP_COMMIT_NUM_READERS; r++)
+	{
+		bitmapword *bits = reader_committed[r];
+		bitmapword	bit = (bitmapword) 1 << (index % BITS_PER_BITMAPWORD);
+
+		if (!(bits[index / BITS_PER_BITMAPWORD] & bit))
+		{
+			bits[index / BITS_PER_BITMAPWORD] |= bit;
+			reader_acc[r].committers++;
+		}
+	}
 }
 
 /*
@@ -299,6 +322,16 @@ collect(void)
 	int			b,
 				r;
 
+	if (reader_committed[0] == NULL)
+	{
+		Size		words = wp_commit_timing_slots.shared->nslots /
+			BITS_PER_BITMAPWORD + 1;
+
+		for (r = 0; r < WP_COMMIT_NUM_READERS; r++)
+			reader_committed[r] = MemoryContextAllocZero(TopMemoryContext,
+														 words * sizeof(bitmapword));
+	}
+
 	/* commits from now on belong to the next epoch */
 	m.ended = pg_atomic_read_u32(&commit_shared->max_epoch);
 	m.max_us = 0;
@@ -307,7 +340,7 @@ collect(void)
 	pg_memory_barrier();
 
 	if (!wp_backend_slots_delta(&wp_commit_timing_slots, (uint64 *) &gained,
-								collect_max, &m))
+								collect_slot, &m))
 		return;
 
 	for (r = 0; r < WP_COMMIT_NUM_READERS; r++)
@@ -354,4 +387,8 @@ wp_commit_take(WpCommitReader reader, WpCommitSecond *out)
 		*out = reader_acc[reader];
 	reader_primed[reader] = true;
 	memset(&reader_acc[reader], 0, sizeof(WpCommitSecond));
+	if (reader_committed[reader] != NULL)
+		memset(reader_committed[reader], 0,
+			   (wp_commit_timing_slots.shared->nslots / BITS_PER_BITMAPWORD + 1) *
+			   sizeof(bitmapword));
 }

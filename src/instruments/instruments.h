@@ -115,6 +115,7 @@ typedef struct WpCommitSecond
 	uint64		led_flush;
 	uint64		sum_us;
 	uint64		max_us;
+	uint64		committers;		/* backends with a durable commit in it */
 	uint64		hist[WP_HIST_BUCKETS];
 } WpCommitSecond;
 
@@ -156,6 +157,7 @@ typedef struct WpSecond
 	uint64		commits;		/* durable commits */
 	uint64		async_commits;
 	uint64		commit_flushes; /* durable commits that led their flush */
+	uint32		committers;		/* backends with a durable commit in it */
 	uint32		commit_p50_us;
 	uint32		commit_p95_us;
 	uint32		commit_p99_us;

@@ -638,6 +638,7 @@ fill_commit_and_wal(WpSecond *sec)
 	sec->commits = cs.durable;
 	sec->async_commits = cs.async;
 	sec->commit_flushes = cs.led_flush;
+	sec->committers = (uint32) cs.committers;
 	wp_commit_groups_take(sec->groups);
 	/* Little's law: waiters per sample times the sample interval */
 	sec->sync_rep_wait_us = (uint64) sec->sync_rep_sum *

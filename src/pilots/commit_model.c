@@ -5,9 +5,10 @@
  *		reach with every commit of a group in one flush, from what the
  *		instruments measured in the last WP_MODEL_WINDOW_S seconds.
  *
- * The load is closed-loop: G committers (backends with a recent durable
- * commit, as the gather publishes them) each cycle through work outside
- * the commit (the client's turn, the statements) and a commit, so that
+ * The load is closed-loop: G committers (the backends with a durable
+ * commit in a second, averaged over the seconds used) each cycle through
+ * work outside the commit (the client's turn, the statements, a pause
+ * between transactions) and a commit, so that
  * C = G / (T + Lc), with C the durable commits/s and Lc the mean commit
  * time (commit record insert to flush return).  T = G / C - Lc is what
  * the measurements leave for the outside work.
@@ -103,9 +104,9 @@ wp_commit_model(WpCommitModel *m)
 				active = 0,
 				cpu = 0,
 				wal = 0,
-				active_mean = 0;
+				active_mean = 0,
+				committers = 0;
 	int			i;
-	uint32		group;
 	double		g,
 				t,
 				cycle;
@@ -137,6 +138,7 @@ wp_commit_model(WpCommitModel *m)
 		wal += (double) s->wal_write_lock_sum + s->wal_sync_sum +
 			s->wal_write_sum + s->commit_delay_sum;
 		active_mean += act;
+		committers += s->committers;
 	}
 	pfree(tl);
 
@@ -178,9 +180,12 @@ wp_commit_model(WpCommitModel *m)
 	m->other_wait_share = Max(1.0 - m->cpu_share - m->wal_wait_share, 0.0);
 	m->standby_share = commit_us > 0 ? Min(standby_us / commit_us, 1.0) : 0;
 
-	/* G as the gather counts it, or the active backends before it has */
-	group = wp_gather_group();
-	g = group >= 2 ? (double) group : active_mean / m->seconds;
+	/*
+	 * G: every backend that committed, idle in between or not.  Counting
+	 * only the active ones would take a load paced by its clients for a
+	 * few committers with no time outside the commit.
+	 */
+	g = committers > 0 ? committers / m->seconds : active_mean / m->seconds;
 	m->committers = g;
 	t = Max(g / m->commits_per_s * 1e6 - m->commit_mean_us, 0.0);
 	m->outside_us = t;
