@@ -192,12 +192,16 @@ typedef struct WpPilotDef
 	/*
 	 * shift_by_context: in hold, only a move of a context (named by
 	 * context_names) starts a new search, not the metric or p50.
+	 * search_contexts: a bit (1 << k) for each context no arm moves (the
+	 * committers): the hold also compares it with the search's start, so
+	 * a load that changed while the trials ran is searched again.
 	 * first_recheck_s: re-check a new choice after this many seconds, then
 	 * twice as long after each pass, up to walpilot.tune_interval (0: at
 	 * walpilot.tune_interval only).
 	 */
 	bool		shift_by_context;
 	const char *context_names[WP_PILOT_CONTEXTS];
+	uint32		search_contexts;
 	int			first_recheck_s;
 	const char *window_desc;	/* "one checkpoint per window" */
 	const char *unsuited;		/* "not flush-bound" */

@@ -492,6 +492,8 @@ const WpPilotDef wp_pilot_commit_delay = {
 	.predict = cd_predict,
 	.shift_by_context = true,
 	.context_names = {"flush time (us)", "committers", "commits per flush"},
+	/* a delay changes the flush time and the commits per flush, not who commits */
+	.search_contexts = 1 << 1,
 	/* seconds of checkpoint syncs skipped in one trial before it ends */
 	.max_skipped = 30,
 	.first_recheck_s = 120,

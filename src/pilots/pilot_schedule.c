@@ -84,10 +84,36 @@ wp_pilot_hold_off(WpPilotRun *r, TimestampTz until, const char *why,
 /*---- shifts of the load ----*/
 
 /*
+ * context_moved
+ *		Has context k moved by WP_CONTEXT_SHIFT from "then"?  If so it is
+ *		named in r->shift_why, with what "then" was.
+ */
+static bool
+context_moved(WpPilotRun *r, int k, double then, double now, const char *ref)
+{
+	const char *name = r->def->context_names[k] ?
+		r->def->context_names[k] : "context";
+
+	if (then <= 0 || now <= 0)
+		return false;
+	if (now <= then * WP_CONTEXT_SHIFT && now >= then / WP_CONTEXT_SHIFT)
+		return false;
+	snprintf(r->shift_why, sizeof(r->shift_why),
+			 "%s moved from %.1f%s to %.1f (x%.2f, needs x%.1f for %d windows)",
+			 name, then, ref, now, now / then, WP_CONTEXT_SHIFT,
+			 DEF_INT(r->def->shift_windows, WP_SHIFT_WINDOWS));
+	return true;
+}
+
+/*
  * context_shifted
  *		Has one of the knob's contexts moved by WP_CONTEXT_SHIFT from what
- *		the hold's first window saw?  That window sets the reference; the
- *		first context that moved is named in r->shift_why.
+ *		the hold's first window saw?  That window sets the reference.  The
+ *		contexts no arm moves (search_contexts) are also compared with the
+ *		search's start (r->load): a search whose trials ran while the load
+ *		changed chose for a load that is gone, and the hold's first window
+ *		already sees the new one.  The first context that moved is named
+ *		in r->shift_why.
  */
 static bool
 context_shifted(WpPilotRun *r, const WpPilotLoad *load)
@@ -98,26 +124,15 @@ context_shifted(WpPilotRun *r, const WpPilotLoad *load)
 	{
 		memcpy(r->hold_ref, load->context, sizeof(r->hold_ref));
 		r->hold_ref_set = true;
-		return false;
 	}
 	for (k = 0; k < WP_PILOT_CONTEXTS; k++)
 	{
-		double		then = r->hold_ref[k];
-		double		now = load->context[k];
-
-		if (then <= 0 || now <= 0)
-			continue;
-		if (now > then * WP_CONTEXT_SHIFT || now < then / WP_CONTEXT_SHIFT)
-		{
-			const char *name = r->def->context_names[k] ?
-				r->def->context_names[k] : "context";
-
-			snprintf(r->shift_why, sizeof(r->shift_why),
-					 "%s moved from %.1f to %.1f (x%.2f, needs x%.1f for %d windows)",
-					 name, then, now, now / then, WP_CONTEXT_SHIFT,
-					 DEF_INT(r->def->shift_windows, WP_SHIFT_WINDOWS));
+		if (context_moved(r, k, r->hold_ref[k], load->context[k], ""))
 			return true;
-		}
+		if ((r->def->search_contexts & (1U << k)) &&
+			context_moved(r, k, r->load.context[k], load->context[k],
+						  " at the search's start"))
+			return true;
 	}
 	return false;
 }

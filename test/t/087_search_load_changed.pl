@@ -1,0 +1,54 @@
+# A load that changes while a commit_delay search runs: the search's trials
+# compared their arms under a load that is gone when it ends, and the
+# hold's first window already sees the new one, so comparing the hold with
+# that window alone never notices.  The committers, which no arm changes,
+# are also compared with the search's start: 4 clients when it began, 16
+# when it ended, and a new search follows at once and says why.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use FindBin;
+use lib $FindBin::Bin;
+use WalpilotTest;
+
+my $node = emulated_node('changed', 'hdd,flush_us=20000', qq{
+walpilot.mode = 'tune'
+walpilot.tune_checkpoint_flush = off
+walpilot.tune_interval = '1h'
+max_connections = 40
+});
+
+sub decisions { return decision_rows($node, 'commit_delay'); }
+
+my $load = start_insert_load($node, 4, 600);
+ok(poll_for($node, q{
+	SELECT state = 'trial' FROM walpilot.pilots WHERE pilot = 'commit_delay'}, 240),
+	'premise: a commit_delay search starts under 4 clients')
+  or diag(decisions());
+
+# 12 more clients while its first trial runs
+my $more = start_insert_load($node, 12, 600);
+ok(poll_for($node, q{
+	SELECT state = 'hold' FROM walpilot.pilots WHERE pilot = 'commit_delay'}, 180),
+	'the search ends under 16 clients')
+  or diag(decisions());
+
+ok(poll_for($node, q{
+	SELECT count(*) > 0 FROM walpilot.decisions
+	 WHERE setting = 'commit_delay' AND reason LIKE 'new search%'}, 60),
+	'a new search follows within a minute (walpilot.tune_interval is an hour)')
+  or diag(decisions());
+like($node->safe_psql('postgres', q{
+	SELECT reason FROM walpilot.decisions
+	 WHERE setting = 'commit_delay' AND reason LIKE 'new search%'
+	 ORDER BY decided_at LIMIT 1}),
+	qr/committers moved from [3-5]\.\d at the search's start to 1\d\.\d/,
+	'its row says the committers moved since the search began')
+  or diag(decisions());
+
+$more->kill_kill;
+$load->kill_kill;
+$node->stop;
+done_testing();
