@@ -18,7 +18,7 @@ emulator_shim();
 
 # slow data writes and a slow flush: both pilots have something to tune;
 # short checkpoints and a short re-check interval make their trials meet
-my $node = emulated_node('serial', 'hdd,bw_mbps=10,wal_bw_mbps=150', qq{
+my $node = emulated_node('serial', 'hdd,flush_us=20000,bw_mbps=10,wal_bw_mbps=150', qq{
 walpilot.mode = 'tune'
 walpilot.tune_interval = 10s
 checkpoint_timeout = 30s
