@@ -23,27 +23,20 @@ max_connections = 40
 sub decisions { return decision_rows($node, 'commit_delay'); }
 
 my $load = start_insert_load($node, 4, 600);
-ok(poll_for($node, q{
-	SELECT state = 'trial' FROM walpilot.pilots WHERE pilot = 'commit_delay'}, 240),
+ok(pilot_state_within($node, 'commit_delay', 'trial', 240),
 	'premise: a commit_delay search starts under 4 clients')
   or diag(decisions());
 
 # 12 more clients while its first trial runs
 my $more = start_insert_load($node, 12, 600);
-ok(poll_for($node, q{
-	SELECT state = 'hold' FROM walpilot.pilots WHERE pilot = 'commit_delay'}, 180),
+ok(pilot_state_within($node, 'commit_delay', 'hold', 180),
 	'the search ends under 16 clients')
   or diag(decisions());
 
-ok(poll_for($node, q{
-	SELECT count(*) > 0 FROM walpilot.decisions
-	 WHERE setting = 'commit_delay' AND reason LIKE 'new search%'}, 60),
+ok(decision_within($node, 'commit_delay', 'new search%', 60),
 	'a new search follows within a minute (walpilot.tune_interval is an hour)')
   or diag(decisions());
-like($node->safe_psql('postgres', q{
-	SELECT reason FROM walpilot.decisions
-	 WHERE setting = 'commit_delay' AND reason LIKE 'new search%'
-	 ORDER BY decided_at LIMIT 1}),
+like(first_decision($node, 'commit_delay', 'new search%'),
 	qr/committers moved from [3-5]\.\d at the search's start to 1\d\.\d/,
 	'its row says the committers moved since the search began')
   or diag(decisions());

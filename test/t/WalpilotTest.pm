@@ -34,6 +34,7 @@ use Time::HiRes qw(time);
 our @EXPORT =
   qw(emulator_library emulator_shim new_node walpilot_node start_emulated
   emulated_node set_emulated_flush checkpoint_trial_node decision_rows
+  pilot_state_within decision_within first_decision
   start_insert_load poll_until poll_for wait_until
   wait_crash_restart build_probe_module reload_worker free_port find_program
   http_json start_daemon stop_daemons kill_daemon server_at);
@@ -169,6 +170,35 @@ sub decision_rows
 	return $node->safe_psql('postgres', qq{
 	SELECT string_agg(concat_ws(' | ', decided_at, setting, old_value, new_value, reason, outcome), E'\n' ORDER BY decided_at)
 	  FROM walpilot.decisions $where});
+}
+
+# Whether $pilot's state (walpilot.pilots) is $state within $secs seconds
+sub pilot_state_within
+{
+	my ($node, $pilot, $state, $secs) = @_;
+	return poll_for($node, qq{
+	SELECT state = '$state' FROM walpilot.pilots WHERE pilot = '$pilot'}, $secs);
+}
+
+# Whether a decision row of $setting whose reason is LIKE $like comes within
+# $secs seconds; the first such row's reason
+sub decision_within
+{
+	my ($node, $setting, $like, $secs) = @_;
+	$like =~ s/'/''/g;
+	return poll_for($node, qq{
+	SELECT count(*) > 0 FROM walpilot.decisions
+	 WHERE setting = '$setting' AND reason LIKE '$like'}, $secs);
+}
+
+sub first_decision
+{
+	my ($node, $setting, $like) = @_;
+	$like =~ s/'/''/g;
+	return $node->safe_psql('postgres', qq{
+	SELECT reason FROM walpilot.decisions
+	 WHERE setting = '$setting' AND reason LIKE '$like'
+	 ORDER BY decided_at LIMIT 1});
 }
 
 # the emulator's state files of this run
