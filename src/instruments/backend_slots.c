@@ -175,13 +175,13 @@ wp_backend_slots_reset(const WpBackendSlots *bs)
  *		TopMemoryContext).  A slot whose published counters did not move
  *		is skipped after reading them, so idle connections cost almost
  *		nothing; for each other slot, moved (if given) is called after its
- *		counters are read, with the slot's index and a bit (1 << k) for
- *		each published counter k that moved.
+ *		counters are read, with the slot's index and what each of its
+ *		tracked counters gained (ntracked values, valid during the call).
  */
 bool
 wp_backend_slots_delta(WpBackendSlots *bs, uint64 *delta,
 					   void (*moved) (pg_atomic_uint64 *slot, int index,
-									  uint32 published_moved, void *arg),
+									  const uint64 *slot_gain, void *arg),
 					   void *arg)
 {
 	bool		priming = false;
@@ -196,35 +196,39 @@ wp_backend_slots_delta(WpBackendSlots *bs, uint64 *delta,
 		bs->seen = MemoryContextAllocZero(TopMemoryContext,
 										  mul_size(sizeof(uint64) * bs->ntracked,
 												   bs->shared->nslots));
+		bs->slot_gain = MemoryContextAllocZero(TopMemoryContext,
+											   sizeof(uint64) * bs->ntracked);
 		priming = true;
 	}
 	for (i = 0; i < bs->shared->nslots; i++)
 	{
 		pg_atomic_uint64 *s = slot_at(bs, i);
 		uint64	   *seen = bs->seen + (Size) i * bs->ntracked;
-		uint32		published_moved = 0;
+		bool		published_moved = false;
 
 		for (k = 0; k < bs->npublish; k++)
 		{
 			uint64		v = pg_atomic_read_u64(&s[k]);
 
+			bs->slot_gain[k] = v - seen[k];
 			if (v != seen[k])
-				published_moved |= (uint32) 1 << k;
+				published_moved = true;
 			delta[k] += v - seen[k];
 			seen[k] = v;
 		}
-		if (published_moved == 0)
+		if (!published_moved)
 			continue;
 		pg_read_barrier();
 		for (; k < bs->ntracked; k++)
 		{
 			uint64		v = pg_atomic_read_u64(&s[k]);
 
+			bs->slot_gain[k] = v - seen[k];
 			delta[k] += v - seen[k];
 			seen[k] = v;
 		}
 		if (moved && !priming)
-			moved(s, i, published_moved, arg);
+			moved(s, i, bs->slot_gain, arg);
 	}
 	if (priming)
 		memset(delta, 0, sizeof(uint64) * bs->ntracked);

@@ -58,6 +58,7 @@ typedef struct WpBackendSlots
 	Size		stride;
 	pg_atomic_uint64 *mine;		/* this backend's slot, once looked up */
 	uint64	   *seen;			/* worker only: counters at the last delta */
+	uint64	   *slot_gain;		/* worker only: one slot's gain, ntracked */
 } WpBackendSlots;
 
 /* The counter index of a field of an instrument's counter struct. */
@@ -71,7 +72,7 @@ extern void wp_backend_slots_reset(const WpBackendSlots *bs);
 extern bool wp_backend_slots_delta(WpBackendSlots *bs, uint64 *delta,
 								   void (*moved) (pg_atomic_uint64 *slot,
 												  int index,
-												  uint32 published_moved,
+												  const uint64 *slot_gain,
 												  void *arg),
 								   void *arg);
 

@@ -107,8 +107,8 @@ static uint64 pending_writes;
 /* Worker-local: each reader's deltas since it last took them. */
 static WpCommitSecond reader_acc[WP_COMMIT_NUM_READERS];
 static bool reader_primed[WP_COMMIT_NUM_READERS];
-/* ... and which slots committed durably in them (a bit per slot) */
-static bitmapword *reader_committed[WP_COMMIT_NUM_READERS];
+/* ... and each slot's durable commits in them, counted up to WP_COMMITTER_MIN */
+static uint8 *reader_slot_commits[WP_COMMIT_NUM_READERS];
 static bool collected_once = false;
 static uint64 collected_tick = 0;
 
@@ -273,10 +273,13 @@ wp_commit_timing_reset(void)
 
 /*
  * collect's per-slot step: the maximum tagged with the scan that ended,
- * and the committers.  A slot's durable count that moved marks its
- * backend as a committer in every reader's window: the commit model's G,
+ * and the committers.  A backend with WP_COMMITTER_MIN durable commits or
+ * more in a reader's window is a committer in it: the commit model's G,
  * the backends that cycle through durable commits, counted the same way
- * in every mode (the gather's own count runs in tune mode only).
+ * in every mode (the gather's own count runs in tune mode only).  A
+ * backend that commits once in a window (autovacuum, a monitoring job)
+ * is no part of that cycle; counted, it made the model take 2 clients for
+ * 3 and spread their commits over a third one's outside time.
  */
 typedef struct WpScanMax
 {
@@ -285,26 +288,26 @@ typedef struct WpScanMax
 } WpScanMax;
 
 static void
-collect_slot(pg_atomic_uint64 *s, int index, uint32 published_moved, void *arg)
+collect_slot(pg_atomic_uint64 *s, int index, const uint64 *slot_gain, void *arg)
 {
 	WpScanMax  *m = (WpScanMax *) arg;
 	uint64		tagged = pg_atomic_read_u64(&s[CT_MAX_TAGGED]);
+	uint64		durable = slot_gain[CT(durable)];
 	int			r;
 
 	if ((tagged >> WP_MAX_US_BITS) == m->ended)
 		m->max_us = Max(m->max_us, tagged & WP_MAX_US_MASK);
-	if (!(published_moved & ((uint32) 1 << CT(durable))))
+	if (durable == 0)
 		return;
 	for (r = 0; r < WP_COMMIT_NUM_READERS; r++)
 	{
-		bitmapword *bits = reader_committed[r];
-		bitmapword	bit = (bitmapword) 1 << (index % BITS_PER_BITMAPWORD);
+		uint8	   *n = &reader_slot_commits[r][index];
 
-		if (!(bits[index / BITS_PER_BITMAPWORD] & bit))
-		{
-			bits[index / BITS_PER_BITMAPWORD] |= bit;
+		if (*n >= WP_COMMITTER_MIN)
+			continue;
+		*n = (uint8) Min(*n + durable, WP_COMMITTER_MIN);
+		if (*n >= WP_COMMITTER_MIN)
 			reader_acc[r].committers++;
-		}
 	}
 }
 
@@ -322,14 +325,12 @@ collect(void)
 	int			b,
 				r;
 
-	if (reader_committed[0] == NULL)
+	if (reader_slot_commits[0] == NULL)
 	{
-		Size		words = wp_commit_timing_slots.shared->nslots /
-			BITS_PER_BITMAPWORD + 1;
-
 		for (r = 0; r < WP_COMMIT_NUM_READERS; r++)
-			reader_committed[r] = MemoryContextAllocZero(TopMemoryContext,
-														 words * sizeof(bitmapword));
+			reader_slot_commits[r] =
+				MemoryContextAllocZero(TopMemoryContext,
+									   wp_commit_timing_slots.shared->nslots);
 	}
 
 	/* commits from now on belong to the next epoch */
@@ -387,8 +388,7 @@ wp_commit_take(WpCommitReader reader, WpCommitSecond *out)
 		*out = reader_acc[reader];
 	reader_primed[reader] = true;
 	memset(&reader_acc[reader], 0, sizeof(WpCommitSecond));
-	if (reader_committed[reader] != NULL)
-		memset(reader_committed[reader], 0,
-			   (wp_commit_timing_slots.shared->nslots / BITS_PER_BITMAPWORD + 1) *
-			   sizeof(bitmapword));
+	if (reader_slot_commits[reader] != NULL)
+		memset(reader_slot_commits[reader], 0,
+			   wp_commit_timing_slots.shared->nslots);
 }

@@ -107,7 +107,12 @@ extern void wp_commit_totals_raw(WpCommitTotals *out);
 extern bool wp_commit_leader_known(void);
 
 
-/* Worker side: deltas of the per-backend slots. */
+/*
+ * Worker side: deltas of the per-backend slots.  A committer of a window
+ * is a backend with WP_COMMITTER_MIN durable commits or more in it.
+ */
+#define WP_COMMITTER_MIN		2
+
 typedef struct WpCommitSecond
 {
 	uint64		durable;
@@ -115,7 +120,7 @@ typedef struct WpCommitSecond
 	uint64		led_flush;
 	uint64		sum_us;
 	uint64		max_us;
-	uint64		committers;		/* backends with a durable commit in it */
+	uint64		committers;		/* backends with 2 durable commits or more */
 	uint64		hist[WP_HIST_BUCKETS];
 } WpCommitSecond;
 
@@ -157,7 +162,7 @@ typedef struct WpSecond
 	uint64		commits;		/* durable commits */
 	uint64		async_commits;
 	uint64		commit_flushes; /* durable commits that led their flush */
-	uint32		committers;		/* backends with a durable commit in it */
+	uint32		committers;		/* backends with 2 durable commits or more */
 	uint32		commit_p50_us;
 	uint32		commit_p95_us;
 	uint32		commit_p99_us;

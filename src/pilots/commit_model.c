@@ -5,8 +5,9 @@
  *		reach with every commit of a group in one flush, from what the
  *		instruments measured in the last WP_MODEL_WINDOW_S seconds.
  *
- * The load is closed-loop: G committers (the backends with a durable
- * commit in a second, averaged over the seconds used) each cycle through
+ * The load is closed-loop: G committers (the backends with two durable
+ * commits or more in a second, averaged over the seconds used; one that
+ * commits once, autovacuum say, is no part of the cycle) each cycle through
  * work outside the commit (the client's turn, the statements, a pause
  * between transactions) and a commit, so that
  * C = G / (T + Lc), with C the durable commits/s and Lc the mean commit
@@ -181,9 +182,9 @@ wp_commit_model(WpCommitModel *m)
 	m->standby_share = commit_us > 0 ? Min(standby_us / commit_us, 1.0) : 0;
 
 	/*
-	 * G: every backend that committed, idle in between or not.  Counting
-	 * only the active ones would take a load paced by its clients for a
-	 * few committers with no time outside the commit.
+	 * G: every backend that committed repeatedly, idle in between or not.
+	 * Counting only the active ones would take a load paced by its clients
+	 * for a few committers with no time outside the commit.
 	 */
 	g = committers > 0 ? committers / m->seconds : active_mean / m->seconds;
 	m->committers = g;

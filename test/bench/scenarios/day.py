@@ -817,6 +817,10 @@ def _finish(ctx, cfg, rec, rep, order, base, t1, got, static):
         d["phase"] = rec.phases[i]["name"] if i is not None else ""
     with open(os.path.join(sdir, base + ".decisions"), "w") as f:
         json.dump(ds, f, indent=1, default=str)
+    # the model's predictions as read (walpilot.prediction(), every pred_poll_s), relative to the run's start
+    with open(os.path.join(sdir, base + ".pred.jsonl"), "w") as f:
+        for t, x in rec.pred:
+            f.write(json.dumps({"t": round(t - t0, 2), "prediction": x}, sort_keys=True) + "\n")
     # per phase
     phases = []
     for i, ph in enumerate(rec.phases):
