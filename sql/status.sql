@@ -21,3 +21,7 @@ SELECT p.pilot, p.state = s.pilot_state AS same_state,
   FROM walpilot.pilots p, walpilot.status s
  WHERE p.pilot = 'commit_delay';
 SELECT count(*) = count(DISTINCT pilot) AS one_row_per_pilot FROM walpilot.pilots;
+-- the model's grade: commit_delay has a model and no trial graded it here
+-- (fsync is off); checkpoint_flush_after has none
+SELECT pilot, model_trials, predicted_gain, measured_gain, model_error
+  FROM walpilot.pilots ORDER BY pilot;

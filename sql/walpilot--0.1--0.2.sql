@@ -406,7 +406,11 @@ CREATE FUNCTION walpilot.pilots_data(
     OUT state text,
     OUT setting text,
     OUT candidate text,
-    OUT reason text)
+    OUT reason text,
+    OUT model_trials integer,
+    OUT predicted_gain double precision,
+    OUT measured_gain double precision,
+    OUT model_error double precision)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'walpilot_pilots_data'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
@@ -418,7 +422,7 @@ CREATE VIEW walpilot.pilots AS
     SELECT * FROM walpilot.pilots_data();
 
 COMMENT ON VIEW walpilot.pilots IS
-    'each pilot (commit_delay, checkpoint_flush_after): its state, the value in force, the candidate on trial, and why it is idle, waiting or holding';
+    'each pilot (commit_delay, checkpoint_flush_after): its state, the value in force, the candidate on trial, why it is idle, waiting or holding, and its model graded by its trials (commit_delay: the last search''s first trial, predicted and measured ratio, and the mean |predicted / measured - 1|)';
 
 REVOKE ALL ON FUNCTION walpilot.pilots_data() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION walpilot.pilots_data() TO pg_monitor;

@@ -18,6 +18,11 @@
  * A backend led its flush when its own WAL sync counter moved across the
  * window; that gives commits per flush exactly.
  *
+ * The same stamps give the time a backend spends between two durable
+ * commits (the client's turn, the statements): the commit model's spread
+ * of arrivals rests on how much those gaps vary.  A gap of a second or
+ * more is a pause, not counted.
+ *
  * The commit path takes no lock, allocates nothing and cannot raise an
  * error: each backend owns one padded slot of counters (backend_slots.c),
  * indexed by its PGPROC number, and is the only writer of it (plain atomic loads and
@@ -98,6 +103,9 @@ WpBackendSlots wp_commit_timing_slots = {
 
 #define commit_shared	((WpCommitShared *) wp_commit_timing_slots.header)
 
+/* Backend-local: when this backend's last durable commit ended (0: none). */
+static uint64 last_durable_end_us = 0;
+
 /* Backend-local, PRE_COMMIT to COMMIT: this backend's WAL I/O counts. */
 #if WP_HAVE_LEADER_DETECTION
 static uint64 pending_syncs;
@@ -134,7 +142,7 @@ now_us(void)
  *		allocation, no error.
  */
 static inline void
-record_commit(pg_atomic_uint64 *s, uint64 us, bool led)
+record_commit(pg_atomic_uint64 *s, uint64 us, bool led, uint64 outside_us)
 {
 	uint64		epoch = pg_atomic_read_u32(&commit_shared->max_epoch);
 	uint64		tagged = pg_atomic_read_u64(&s[CT_MAX_TAGGED]);
@@ -142,6 +150,12 @@ record_commit(pg_atomic_uint64 *s, uint64 us, bool led)
 
 	wp_slot_add(&s[CT(hist) + wp_hist_bucket(us)], 1);
 	wp_slot_add(&s[CT(sum_us)], us);
+	if (outside_us > 0)
+	{
+		wp_slot_add(&s[CT(outside_n)], 1);
+		wp_slot_add(&s[CT(outside_sum_us)], outside_us);
+		wp_slot_add(&s[CT(outside_sq_us2)], outside_us * outside_us);
+	}
 	if (led)
 		wp_slot_add(&s[CT(led_flush)], 1);
 	if ((tagged >> WP_MAX_US_BITS) != epoch ||
@@ -188,16 +202,23 @@ wp_commit_timing_commit(WpCommitContext *ctx)
 		/* the end stamp first: nothing else belongs in the window */
 		uint64		end_us = now_us();
 		uint64		us;
+		uint64		outside_us = 0;
 		bool		led = false;
 
 		us = (end_us > ctx->start_us) ? end_us - ctx->start_us : 0;
+		/* the load's cycle outside the commit: from the last one's end */
+		if (last_durable_end_us != 0 && ctx->start_us > last_durable_end_us &&
+			ctx->start_us - last_durable_end_us < WP_OUTSIDE_MAX_US)
+			outside_us = ctx->start_us - last_durable_end_us;
+		last_durable_end_us = end_us;
 
 #if WP_HAVE_LEADER_DETECTION
 		led = (wp_pending_wal_syncs() != pending_syncs) ||
 			(wp_wal_sync_is_open() &&
 			 wp_pending_wal_writes() != pending_writes);
 #endif
-		record_commit(wp_backend_slot_mine(&wp_commit_timing_slots), us, led);
+		record_commit(wp_backend_slot_mine(&wp_commit_timing_slots), us, led,
+					  outside_us);
 		ctx->end_us = end_us;
 		ctx->led_flush = led;
 		return;
@@ -215,7 +236,7 @@ wp_commit_timing_commit(WpCommitContext *ctx)
 		TimestampTz start = GetCurrentTransactionStopTimestamp();
 		uint64		us = (end > start) ? (uint64) (end - start) : 0;
 
-		record_commit(wp_backend_slot_mine(&wp_commit_timing_slots), us, true);
+		record_commit(wp_backend_slot_mine(&wp_commit_timing_slots), us, true, 0);
 		ctx->durable = true;
 		ctx->end_us = now_us();
 		ctx->start_us = ctx->end_us - Min(us, ctx->end_us);
@@ -352,6 +373,9 @@ collect(void)
 		acc->async += gained.async;
 		acc->led_flush += gained.led_flush;
 		acc->sum_us += gained.sum_us;
+		acc->outside_n += gained.outside_n;
+		acc->outside_sum_us += gained.outside_sum_us;
+		acc->outside_sq_us2 += gained.outside_sq_us2;
 		acc->max_us = Max(acc->max_us, m.max_us);
 		for (b = 0; b < WP_HIST_BUCKETS; b++)
 			acc->hist[b] += gained.hist[b];

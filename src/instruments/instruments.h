@@ -96,8 +96,15 @@ typedef struct WpCommitTotals
 	uint64		async;			/* commits that wrote a record, no flush wait */
 	uint64		led_flush;		/* durable commits whose backend did the sync */
 	uint64		sum_us;			/* sum of durable commit latencies */
+	/* a backend's time from one durable commit's end to its next's start */
+	uint64		outside_n;		/* such gaps, each under WP_OUTSIDE_MAX_US */
+	uint64		outside_sum_us;
+	uint64		outside_sq_us2; /* sum of their squares */
 	uint64		hist[WP_HIST_BUCKETS];	/* durable commits per bucket */
 } WpCommitTotals;
+
+/* a longer gap is a pause, not a turn of the load's cycle */
+#define WP_OUTSIDE_MAX_US		1000000
 
 extern void wp_commit_timing_pre_commit(WpCommitContext *ctx);
 extern void wp_commit_timing_commit(WpCommitContext *ctx);
@@ -121,6 +128,9 @@ typedef struct WpCommitSecond
 	uint64		sum_us;
 	uint64		max_us;
 	uint64		committers;		/* backends with 2 durable commits or more */
+	uint64		outside_n;
+	uint64		outside_sum_us;
+	uint64		outside_sq_us2;
 	uint64		hist[WP_HIST_BUCKETS];
 } WpCommitSecond;
 
@@ -163,6 +173,8 @@ typedef struct WpSecond
 	uint64		async_commits;
 	uint64		commit_flushes; /* durable commits that led their flush */
 	uint32		committers;		/* backends with 2 durable commits or more */
+	uint32		outside_mean_us;	/* gaps between a backend's durable */
+	uint32		outside_sd_us;	/* commits: mean, standard deviation */
 	uint32		commit_p50_us;
 	uint32		commit_p95_us;
 	uint32		commit_p99_us;

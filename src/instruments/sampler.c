@@ -45,6 +45,7 @@
 #include "postgres.h"
 
 #include <fcntl.h>
+#include <math.h>
 #include <unistd.h>
 
 #include "access/xlog.h"
@@ -639,6 +640,14 @@ fill_commit_and_wal(WpSecond *sec)
 	sec->async_commits = cs.async;
 	sec->commit_flushes = cs.led_flush;
 	sec->committers = (uint32) cs.committers;
+	if (cs.outside_n > 0)
+	{
+		double		mean = (double) cs.outside_sum_us / cs.outside_n;
+		double		var = (double) cs.outside_sq_us2 / cs.outside_n - mean * mean;
+
+		sec->outside_mean_us = (uint32) mean;
+		sec->outside_sd_us = (uint32) sqrt(Max(var, 0.0));
+	}
 	wp_commit_groups_take(sec->groups);
 	/* Little's law: waiters per sample times the sample interval */
 	sec->sync_rep_wait_us = (uint64) sec->sync_rep_sum *

@@ -18,15 +18,33 @@
  * and then for a flush of its own (Lc between F and 2F).  With ideal
  * grouping the committers a flush released arrive again after their own
  * outside time and all go into the next flush together: the group waits
- * for its last member, and the cycle is F + max(outside times).  The
- * model takes the outside times as exponential with mean T, whose maximum
- * over G is T x H(G) (H: the harmonic number), so
+ * for its last member, and the cycle is F + S, S the last arrival.  How
+ * far S lies beyond T depends on how much the outside times vary: commit
+ * timing measures each backend's gaps between durable commits, and with
+ * their coefficient of variation v the model takes
  *
- *		predicted C = G / (F + T x H(G)),	never above G / F
+ *		S = T x (1 + v x (H(G) - 1))	(H: the harmonic number)
  *
- * and the commit p99 keeps its ratio to the mean commit time, which
- * becomes F + T x H(G).  This is the bound the gather approaches (it
- * sleeps until the group has arrived); a static delay reaches less of it.
+ * which is T for clients that all take the same time (v = 0) and the
+ * largest of G exponential times, T x H(G), for v = 1.  The gather waits
+ * for the group from its first arrival, T x (1 - v x (1 - 1/G)), at most
+ * its cap W (half the flush time, wp_gather_cap_us).  When the group
+ * arrives within the cap,
+ *
+ *		predicted C = G / (F + S),	never above G / F;
+ *
+ * when it does not, the cap closes every group: the cycle is F + W, a
+ * committer that arrives after the sleep waits for the next group, and
+ * with exponential outside times a committer's turn takes
+ * (F + W) x (1 + e^(-W/T) / (1 - e^(-(F+W)/T))) on average, so
+ *
+ *		predicted C = G / that turn
+ *
+ * (x1 or a little under for long outside times: the gather cannot make a
+ * load whose commits arrive at random group better than PostgreSQL does).
+ * The commit p99 keeps its ratio to the mean commit time, which becomes
+ * the turn minus T.  This is the bound the gather approaches; a static
+ * delay reaches less of it.
  *
  * What it leaves out, and says so rather than predicting: a load whose
  * committers are not mostly waiting on the WAL flush (CPU saturation, row
@@ -60,6 +78,8 @@
 #define WP_MODEL_MIN_ACTIVE		1.5
 #define WP_MODEL_MIN_FLUSH_US	500
 #define WP_MODEL_MIN_FLUSH_BUSY 0.5
+/* the gather's shortest cap: below it a cap is pointless */
+#define WP_GATHER_MIN_CAP_US	50
 /* the committers' WAL waits the model needs, and a standby's share it does not */
 #define WP_MODEL_MIN_WAL_SHARE	0.5
 #define WP_MODEL_MAX_STANDBY_SHARE 0.5
@@ -73,6 +93,21 @@ harmonic(double g)
 	for (k = 1; k <= (int) g; k++)
 		h += 1.0 / k;
 	return h;
+}
+
+/*
+ * wp_gather_cap_us
+ *		The gather's cap for a flush time: half of it, at least
+ *		WP_GATHER_MIN_CAP_US, at most walpilot.commit_delay_max (0: no
+ *		delay may be set).
+ */
+int
+wp_gather_cap_us(double flush_us)
+{
+	if (wp_commit_delay_max_us <= 0)
+		return 0;
+	return Min(wp_commit_delay_max_us,
+			   (int) Max(flush_us / 2, (double) WP_GATHER_MIN_CAP_US));
 }
 
 static int
@@ -106,11 +141,16 @@ wp_commit_model(WpCommitModel *m)
 				cpu = 0,
 				wal = 0,
 				active_mean = 0,
-				committers = 0;
+				committers = 0,
+				gap_weight = 0,
+				gap_mean = 0,
+				gap_sq = 0;
 	int			i;
 	double		g,
 				t,
-				cycle;
+				v,
+				first,
+				turn;
 
 	memset(m, 0, sizeof(WpCommitModel));
 	have_flush = wp_flush_estimate_us(&m->flush_us, m->flush_source,
@@ -140,6 +180,15 @@ wp_commit_model(WpCommitModel *m)
 			s->wal_write_sum + s->commit_delay_sum;
 		active_mean += act;
 		committers += s->committers;
+		if (s->outside_mean_us > 0)
+		{
+			double		mean = s->outside_mean_us;
+			double		sd = s->outside_sd_us;
+
+			gap_weight += (double) s->commits;
+			gap_mean += (double) s->commits * mean;
+			gap_sq += (double) s->commits * (sd * sd + mean * mean);
+		}
 	}
 	pfree(tl);
 
@@ -190,13 +239,37 @@ wp_commit_model(WpCommitModel *m)
 	m->committers = g;
 	t = Max(g / m->commits_per_s * 1e6 - m->commit_mean_us, 0.0);
 	m->outside_us = t;
-	m->arrival_spread_us = t * harmonic(g);
+
+	/* how much the gaps vary: pooled over the seconds, by their commits */
+	m->outside_cv = 1.0;
+	if (gap_weight > 0 && gap_mean > 0)
+	{
+		double		mean = gap_mean / gap_weight;
+		double		var = gap_sq / gap_weight - mean * mean;
+
+		m->outside_measured = true;
+		m->outside_cv = Min(sqrt(Max(var, 0.0)) / mean, 1.0);
+	}
+	v = m->outside_cv;
+	m->gather_cap_us = wp_gather_cap_us(m->flush_us);
+	m->arrival_spread_us = t * (1 + v * (harmonic(g) - 1));
+	first = t * (1 - v * (1 - 1 / Max(g, 1.0)));
 	m->flush_cycle_limit = g / (m->flush_us / 1e6);
-	cycle = m->flush_us + m->arrival_spread_us;
-	m->predicted_commits_per_s = Min(g / (cycle / 1e6), m->flush_cycle_limit);
+	if (m->arrival_spread_us - first <= m->gather_cap_us || t <= 0)
+		turn = m->flush_us + m->arrival_spread_us;
+	else
+	{
+		double		f = m->flush_us;
+		double		w = m->gather_cap_us;
+
+		m->capped = true;
+		turn = (f + w) * (1 + exp(-w / t) / (1 - exp(-(f + w) / t)));
+	}
+	m->predicted_commits_per_s = Min(g / (turn / 1e6), m->flush_cycle_limit);
 	m->predicted_gain = m->predicted_commits_per_s / m->commits_per_s;
+	/* the commit time: a committer's turn less its time outside */
 	m->predicted_p99_us = m->commit_mean_us > 0 ?
-		m->commit_p99_us * cycle / m->commit_mean_us : 0;
+		m->commit_p99_us * Max(turn - t, m->flush_us) / m->commit_mean_us : 0;
 
 	if (m->standby_share >= WP_MODEL_MAX_STANDBY_SHARE)
 	{
@@ -272,12 +345,18 @@ wp_commit_model_evidence(const WpCommitModel *m, WpEvidence *e)
 	wp_ev_num(e, "committers", round(m->committers * 10) / 10);
 	wp_ev_num(e, "commit_mean_us", round(m->commit_mean_us));
 	wp_ev_num(e, "outside_us", round(m->outside_us));
+	wp_ev_num(e, "outside_cv", round(m->outside_cv * 100) / 100);
+	wp_ev_str(e, "outside_cv_source", m->outside_measured ?
+			  "the committers' gaps between durable commits" :
+			  "none measured: 1, exponential");
 	wp_ev_num(e, "arrival_spread_us", round(m->arrival_spread_us));
+	wp_ev_num(e, "gather_cap_us", round(m->gather_cap_us));
+	wp_ev_str(e, "group_closed_by", m->capped ? "the cap" : "its last arrival");
 	wp_ev_num(e, "commits_per_flush", round(m->commits_per_flush * 100) / 100);
 	wp_ev_num(e, "flush_cycle_limit", round(m->flush_cycle_limit));
 	wp_ev_num(e, "wal_wait_share", round(m->wal_wait_share * 1000) / 1000);
 	wp_ev_num(e, "cpu_share", round(m->cpu_share * 1000) / 1000);
 	wp_ev_num(e, "other_wait_share", round(m->other_wait_share * 1000) / 1000);
 	wp_ev_num(e, "standby_wait_share", round(m->standby_share * 1000) / 1000);
-	wp_ev_str(e, "model", "closed loop of G committers: predicted commits/s = G / (F + T x H(G)), T = G / C - mean commit time, H the harmonic number, at most G / F; p99 scaled with the mean commit time");
+	wp_ev_str(e, "model", "closed loop of G committers, T = G / C - mean commit time: the group's last arrival S = T x (1 + v x (H(G) - 1)), v the gaps' coefficient of variation, H the harmonic number; arriving within the gather's cap W: predicted commits/s = G / (F + S), at most G / F; else G / ((F + W) x (1 + e^(-W/T) / (1 - e^(-(F+W)/T)))); p99 scaled with the mean commit time");
 }

@@ -50,7 +50,13 @@ typedef struct WpCommitModel
 	double		other_wait_share;	/* neither CPU nor a WAL wait */
 	double		standby_share;	/* of the commit time */
 
+	double		outside_cv;		/* the gaps' coefficient of variation */
+	bool		outside_measured;	/* ... measured (else 1, exponential) */
+
 	/* prediction, with every commit of a group in one flush */
+	double		gather_cap_us;	/* the longest the gather waits */
+	bool		capped;			/* the cap, not the last arrival, closes
+								 * the group */
 	double		arrival_spread_us;	/* the group's wait for its last one */
 	double		predicted_commits_per_s;
 	double		predicted_gain; /* over commits_per_s */
@@ -58,6 +64,7 @@ typedef struct WpCommitModel
 	double		flush_cycle_limit;	/* G / F: every committer in every flush */
 } WpCommitModel;
 
+extern int	wp_gather_cap_us(double flush_us);
 extern void wp_commit_model(WpCommitModel *m);
 extern const char *wp_commit_model_verdict_name(WpModelVerdict v);
 extern void wp_commit_model_evidence(const WpCommitModel *m, WpEvidence *e);

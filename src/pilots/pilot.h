@@ -145,10 +145,11 @@ typedef struct WpPilotDef
 
 	/*
 	 * What a model predicts the search's first trial, from the configured
-	 * value, will measure: its evidence keys on the trial's row, graded
-	 * by the trial's own ratio (may be NULL).
+	 * value, will measure: its evidence keys on the trial's row, and the
+	 * predicted ratio (0 when it predicts none), graded by the trial's own
+	 * ratio in walpilot.pilots (may be NULL).
 	 */
-	void		(*predict) (WpEvidence *e);
+	double		(*predict) (WpEvidence *e);
 
 	/*
 	 * Added for event windows; zero or NULL keeps the controller's defaults

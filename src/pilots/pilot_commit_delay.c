@@ -38,11 +38,11 @@
  * standby's flushes any further; it only adds to the local part.
  *
  * Candidates, in this order: gather (a cap of half the flush time,
- * siblings 0: the leader sleeps only until the group has arrived), then
- * static delays of 1/4 and 1/8 of the flush time with siblings 1 (what the
- * benchmarks found best; the half-flush rule of thumb is too long).  No
- * value ever exceeds walpilot.commit_delay_max; with 0 the pilot sets no
- * delay at all.  The static delays are tried also when gather already
+ * wp_gather_cap_us, siblings 0: the leader sleeps only until the group has
+ * arrived), then static delays of 1/4 and 1/8 of the flush time with
+ * siblings 1 (what the benchmarks found best; the half-flush rule of
+ * thumb is too long).  No value ever exceeds walpilot.commit_delay_max;
+ * with 0 the pilot sets no delay at all.  The static delays are tried also when gather already
  * takes every committer into each flush: on a 3 ms disk with 16 clients
  * gather was "saturated" and yet a static delay ran 14 % faster (gather's
  * wake-ups cost the cycle more than a fixed sleep does).
@@ -80,7 +80,6 @@
 #define WP_CONFIRM_WAL_WAIT_SHARE 0.5	/* ... or the committers' waits do */
 #define WP_CONFIRM_SECONDS		5	/* timeline seconds the waits come from */
 #define WP_STANDBY_DOMINATES_SHARE 0.5	/* of the commit time, standby wait */
-#define WP_GATHER_MIN_CAP_US	50	/* below this a cap is pointless... */
 #define WP_GROUP_UPDATE_US		(100 * 1000)
 
 /*
@@ -206,7 +205,7 @@ cd_candidate(int step, const WpPilotLoad *load, WpPilotValue *value,
 	{
 		case 0:
 			/* the cap bounds a wait whose wake-up was lost */
-			d = Min(max, (int) Max(f / 2, (double) WP_GATHER_MIN_CAP_US));
+			d = wp_gather_cap_us(f);
 			cd_value(value, true, d, 0);
 			return true;
 		case 1:
@@ -457,15 +456,19 @@ cd_tick(TimestampTz now)
  *		The commit-path model's prediction for the first trial of a search
  *		(its candidate, gather, against the configured setting).
  */
-static void
+static double
 cd_predict(WpEvidence *e)
 {
 	WpCommitModel m;
 
 	wp_commit_model(&m);
 	wp_ev_str(e, "predicted", wp_commit_model_verdict_name(m.verdict));
-	if (m.verdict == WP_MODEL_GAIN || m.verdict == WP_MODEL_NOTHING_TO_WIN)
-		wp_ev_num(e, "predicted_gain", round(m.predicted_gain * 1000) / 1000);
+	if (m.verdict != WP_MODEL_GAIN && m.verdict != WP_MODEL_NOTHING_TO_WIN)
+		return 0;
+	wp_ev_num(e, "predicted_gain", round(m.predicted_gain * 1000) / 1000);
+	wp_ev_num(e, "model_outside_cv", round(m.outside_cv * 100) / 100);
+	wp_ev_str(e, "model_group_closed_by", m.capped ? "the cap" : "its last arrival");
+	return round(m.predicted_gain * 1000) / 1000;
 }
 
 const WpPilotDef wp_pilot_commit_delay = {

@@ -113,6 +113,7 @@ typedef struct WpPilotRun
 	WpTrial		trial;
 	WpTrialKind kind;
 	int			trial_step;
+	double		trial_predicted;	/* the model's ratio for it, 0: none */
 	uint64		trial_decision;
 	bool		trial_open;		/* trial_decision has no outcome yet */
 	int			skipped;		/* unusable windows in this trial */
@@ -121,6 +122,7 @@ typedef struct WpPilotRun
 	WpPilotWindow last_current; /* the trial's last current-arm window */
 
 	char		reason[WP_PILOT_REASON];
+	WpModelGrade grade;
 } WpPilotRun;
 
 /* pilot.c: every pilot's state, worker only */

@@ -19,6 +19,8 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "utils/timestamp.h"
 
 #include "pilot_internal.h"
@@ -106,9 +108,10 @@ wp_pilot_start_trial(WpPilotRun *r, const WpPilotValue *cand,
 	r->confirm_why[0] = '\0';
 	if (r->configured_p99_us > 0)
 		wp_ev_num(&e, "p99_us_configured", r->configured_p99_us);
+	r->trial_predicted = 0;
 	if (r->def->predict && kind == WP_TK_CANDIDATE &&
 		r->trials_in_search == 0 && value_equal(&r->current, &r->configured))
-		r->def->predict(&e);
+		r->trial_predicted = r->def->predict(&e);
 
 	/*
 	 * The row: what is in force -> what is tried.  Against a held choice
@@ -386,6 +389,22 @@ guard_failed(WpPilotRun *r, const char *why, TimestampTz now)
 }
 
 /*
+ * grade_model
+ *		A trial the model predicted: its prediction against what the trial
+ *		measured, for walpilot.pilots.
+ */
+static void
+grade_model(WpPilotRun *r, const WpTrialVerdict *v)
+{
+	if (r->trial_predicted <= 0 || v->ratio <= 0)
+		return;
+	r->grade.trials++;
+	r->grade.last_predicted = r->trial_predicted;
+	r->grade.last_measured = v->ratio;
+	r->grade.error_sum += fabs(r->trial_predicted / v->ratio - 1);
+}
+
+/*
  * finish_trial
  *		Judge the trial, record its outcome on the trial row (one row per
  *		trial, also for a win), and go on.
@@ -426,6 +445,7 @@ finish_trial(WpPilotRun *r, TimestampTz now)
 	}
 	if (r->trial_step >= 0 && r->trial_step < WP_PILOT_MAX_STEPS)
 		r->tried[r->trial_step] = true;
+	grade_model(r, &v);
 
 	if (r->kind != WP_TK_CANDIDATE)
 	{

@@ -31,6 +31,7 @@ typedef struct WpPilotPublic
 	char		current[WP_PILOT_TEXT];
 	char		candidate[WP_PILOT_TEXT];
 	char		reason[WP_PILOT_REASON];
+	WpModelGrade grade;
 } WpPilotPublic;
 
 typedef struct WpPilotShared
@@ -98,6 +99,7 @@ wp_pilot_publish(int i)
 	if (r->state == WP_PS_TRIAL)
 		describe(r, &r->candidate, pub.candidate);
 	strlcpy(pub.reason, r->reason, sizeof(pub.reason));
+	pub.grade = r->grade;
 
 	LWLockAcquire(wp_shared->lock, LW_EXCLUSIVE);
 	pilot_shared->pub[i] = pub;
@@ -228,6 +230,8 @@ wp_pilot_rows(WpPilotRow *out)
 		strlcpy(out[i].current, pub[i].current, sizeof(out[i].current));
 		strlcpy(out[i].candidate, pub[i].candidate, sizeof(out[i].candidate));
 		strlcpy(out[i].reason, pub[i].reason, sizeof(out[i].reason));
+		out[i].grade = pub[i].grade;
+		out[i].grade.has_model = (wp_pilot_defs[i]->predict != NULL);
 	}
 	return WP_NUM_PILOTS;
 }

@@ -70,6 +70,20 @@ extern bool wp_pilot_trial_running(void);
 extern void wp_pilot_request_hold_off(const char *by, TimestampTz until);
 extern void wp_pilot_reason(int pilot, char *buf, size_t len);
 
+/*
+ * A pilot's model graded by its trials since the worker started: each
+ * search's first trial (the model's candidate against the configured
+ * value) with the ratio the model predicted and the ratio it measured.
+ */
+typedef struct WpModelGrade
+{
+	bool		has_model;
+	int			trials;			/* graded trials */
+	double		last_predicted; /* the last graded trial's */
+	double		last_measured;
+	double		error_sum;		/* of |predicted / measured - 1| */
+} WpModelGrade;
+
 /* walpilot.pilots: one row per pilot */
 #define WP_PILOT_ROWS_MAX		4
 typedef struct WpPilotRow
@@ -79,6 +93,7 @@ typedef struct WpPilotRow
 	char		current[64];
 	char		candidate[64];	/* "" when none */
 	char		reason[256];	/* "" when none */
+	WpModelGrade grade;
 } WpPilotRow;
 
 extern int	wp_pilot_rows(WpPilotRow *out);

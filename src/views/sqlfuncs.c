@@ -303,8 +303,9 @@ walpilot_pilots_data(PG_FUNCTION_ARGS)
 
 	for (i = 0; i < n; i++)
 	{
-		Datum		values[5];
-		bool		nulls[5];
+		const WpModelGrade *g = &rows[i].grade;
+		Datum		values[9];
+		bool		nulls[9];
 
 		memset(nulls, 0, sizeof(nulls));
 		values[0] = CStringGetTextDatum(rows[i].name);
@@ -318,6 +319,13 @@ walpilot_pilots_data(PG_FUNCTION_ARGS)
 			values[4] = CStringGetTextDatum(rows[i].reason);
 		else
 			nulls[4] = true;
+		/* the model's grade: NULL for a pilot without one, or no trial yet */
+		values[5] = Int32GetDatum(g->trials);
+		nulls[5] = !g->has_model;
+		values[6] = Float8GetDatum(g->last_predicted);
+		values[7] = Float8GetDatum(g->last_measured);
+		values[8] = Float8GetDatum(g->trials > 0 ? g->error_sum / g->trials : 0);
+		nulls[6] = nulls[7] = nulls[8] = (g->trials == 0);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

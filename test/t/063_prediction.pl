@@ -81,6 +81,26 @@ note("predicted x$gain in observe mode, measured x" . ($measured // '?') . ' in 
 cmp_ok(abs($gain / $measured - 1), '<=', 0.5,
 	"prediction x$gain and the trial's x$measured within 50 % (a generous bound: the model's accuracy is a benchmark's business)")
   if defined $measured;
+
+# walpilot.pilots grades the model by that trial: the ratio the trial row's
+# evidence predicted, the one its outcome measured (printed to 2 places)
+my $row_predicted = $node->safe_psql('postgres', q{
+	SELECT evidence ->> 'predicted_gain' FROM walpilot.decisions
+	 WHERE setting = 'commit_delay' AND reason LIKE 'trial:%' ORDER BY decided_at LIMIT 1});
+my ($graded, $g_pred, $g_meas, $g_err) = split /\|/, $node->safe_psql('postgres', q{
+	SELECT model_trials, predicted_gain, measured_gain, model_error
+	  FROM walpilot.pilots WHERE pilot = 'commit_delay'});
+is($graded, '1', 'walpilot.pilots: one trial graded the model');
+cmp_ok(abs(($g_pred || 0) - ($row_predicted || -1)), '<', 0.0005,
+	"its predicted gain is the trial row's ($g_pred)");
+cmp_ok(abs(($g_meas || 0) - ($measured // -1)), '<=', 0.005,
+	"its measured gain is the trial's outcome ($g_meas)");
+cmp_ok(abs(($g_err // -1) - abs(($g_pred || 0) / ($g_meas || 1) - 1)), '<', 0.0005,
+	"model_error is |predicted / measured - 1| ($g_err)");
+is($node->safe_psql('postgres', q{
+	SELECT model_trials IS NULL AND predicted_gain IS NULL
+	  FROM walpilot.pilots WHERE pilot = 'checkpoint_flush_after'}),
+	't', 'a pilot without a model has no grade');
 $load->kill_kill;
 $node->stop;
 

@@ -952,8 +952,16 @@ def _trial_costs(ser, ds, phases):
         else:
             lost = (1 - 1 / ratio) * held * pairs if ratio == ratio and ratio else float("nan")
         crosses = any(d["rel"] < p["t1"] < d["rel"] + dur for p in phases)
+        # the commit-path model's ratio for it (a search's first trial from the configured setting)
+        ev = d.get("evidence")
+        if isinstance(ev, str):
+            try:
+                ev = json.loads(ev)
+            except ValueError:
+                ev = None
+        pred = (ev or {}).get("predicted_gain") if isinstance(ev, dict) else None
         out.append({"t": d["rel"], "phase": d.get("phase", "") + ("+" if crosses else ""), "kind": kind, "arms": f"{d['old_value']} | {d['new_value']}",
-                    "secs": dur, "ratio": ratio, "held_cps": held, "lost": lost,
+                    "secs": dur, "ratio": ratio, "pred": pred, "held_cps": held, "lost": lost,
                     "client_x": during / held if held == held and held else float("nan"),
                     "outcome": (d.get("outcome") or "(running)").split(":")[0]})
     return out
@@ -1061,7 +1069,8 @@ def _analyze_day(ctx, rows):
                     for x in tc:
                         out.append(f"    t={x['t']:7.1f} {x['phase']:<8} {x['kind']:<10} {x['secs']:>3} s  x{_f(x['ratio'], 2)}"
                                    f"  cost {_f(x['lost'], 0):>6} commits ({_f(x['held_cps'], 0)}/s held)"
-                                   f"  clients x{_f(x['client_x'], 2)}  {x['outcome']}")
+                                   f"  clients x{_f(x['client_x'], 2)}  {x['outcome']}"
+                                   + (f"  (model predicted x{x['pred']:.2f})" if x.get("pred") else ""))
                     lost = [x["lost"] for x in tc if x["lost"] == x["lost"]]
                     secs = sum(x["secs"] for x in tc)
                     total = sum(float(s["commits"]) for s in ser)

@@ -218,6 +218,28 @@ def _decisions(ctx, r):
     return out
 
 
+def _first_prediction(ctx, r):
+    """(predicted gain, verdict, evidence) of a tune run's first commit_delay
+    trial row, (None, verdict or None, {}) when it has none."""
+    try:
+        ds = json.load(open(os.path.join(ctx.out, "series", r["series"] + ".decisions")))
+    except (OSError, ValueError):
+        return None, None, {}
+    for d in sorted(ds, key=lambda d: d.get("t", 0)):
+        if d.get("setting") != "commit_delay" or not (d.get("reason") or "").startswith("trial:"):
+            continue
+        ev = d.get("evidence")
+        if isinstance(ev, str):
+            try:
+                ev = json.loads(ev)
+            except ValueError:
+                ev = None
+        ev = ev if isinstance(ev, dict) else {}
+        pred = ev.get("predicted_gain")
+        return (float(pred) if pred is not None else None), ev.get("predicted"), ev
+    return None, None, {}
+
+
 def _trial_seconds(outcome):
     """Length of a trial from its outcome text ("..., 4 pairs)"), else 8 pairs."""
     m = re.search(r"(\d+) pairs", outcome or "")
@@ -312,6 +334,36 @@ def analyze(ctx, rows, summ):
                     line += f"; best static {bc} {bst:.0f}: x best {tune[0] / bst:.3f}"
                     line += " (PASS)" if tune[0] >= bst else " (FAIL: need >= 1.0)"
                 out.append(line)
+    # the commit-path model: its prediction on the first trial's row (made
+    # from the configured setting's seconds, as observe mode would make it)
+    # against what tune then measured over the defaults in the same repetition
+    out.append("\n## the model: predicted gain (the first trial's row) against tune / none measured (steady), "
+               "every repetition; error = predicted / measured - 1")
+    errs = []
+    for g in groups:
+        gr = [r for r in rows if r["group"] == g]
+        for n in sorted({r["clients"] for r in gr}):
+            for rep in sorted({r["rep"] for r in gr if r["clients"] == n}):
+                cell = [r for r in gr if r["clients"] == n and r["rep"] == rep]
+                tune = [r for r in cell if r["config"] == "tune"]
+                none = [r["steady"] for r in cell if r["config"] == "none"]
+                if not tune or not none or not none[0]:
+                    continue
+                meas = tune[0]["steady"] / none[0]
+                pred, verdict, ev = _first_prediction(ctx, tune[0])
+                if pred is None:
+                    out.append(f"  {g} N={n} rep{rep}: measured x{meas:.3f}; no prediction ({verdict or 'no trial'})")
+                    continue
+                err = pred / meas - 1
+                errs.append(abs(err))
+                extra = ", ".join(f"{k} {ev[k]}" for k in ("committers", "model_outside_cv", "model_group_closed_by")
+                                  if k in ev)
+                out.append(f"  {g} N={n} rep{rep}: predicted x{pred:.3f} ({verdict}), measured x{meas:.3f}: "
+                           f"error {err:+.1%}" + (" (within 15 %)" if abs(err) <= 0.15 else " (OUTSIDE 15 %)")
+                           + (f"  [{extra}]" if extra else ""))
+    if errs:
+        out.append(f"  {sum(1 for e in errs if e <= 0.15)} of {len(errs)} within 15 %; "
+                   f"mean |error| {sum(errs) / len(errs):.1%}")
     # decisions
     out.append("\n## pilot decisions per tune run (t = seconds after the run's first transaction)")
     conv = []
