@@ -22,15 +22,9 @@ walpilot.mode = 'observe'
 walpilot.tune_checkpoint_flush = off
 autovacuum = off
 });
-my $script = $node->basedir . '/paused.sql';
-open my $fh, '>', $script or die;
-print $fh "\\set pause random(1, 60)\nINSERT INTO t (v) VALUES (1);\n\\sleep :pause ms\n";
-close $fh;
-my ($out, $err) = ('', '');
-my $load = IPC::Run::start(
-	[ 'pgbench', '-n', '-f', $script, '-c', 8, '-j', 2, '-T', 600,
-	  '-h', $node->host, '-p', $node->port, 'postgres' ],
-	'>', \$out, '2>', \$err);
+my $load = start_script_load($node,
+	"\\set pause random(1, 60)\nINSERT INTO t (v) VALUES (1);\n\\sleep :pause ms\n",
+	8, 600);
 
 ok(poll_for($node, q{
 	SELECT walpilot.prediction() ->> 'verdict' <> 'no evidence'

@@ -35,7 +35,7 @@ our @EXPORT =
   qw(emulator_library emulator_shim new_node walpilot_node start_emulated
   emulated_node set_emulated_flush checkpoint_trial_node decision_rows
   pilot_state_within decision_within first_decision
-  start_insert_load poll_until poll_for wait_until
+  start_insert_load start_script_load poll_until poll_for wait_until
   wait_crash_restart build_probe_module reload_worker free_port find_program
   http_json start_daemon stop_daemons kill_daemon server_at);
 our @EXPORT_OK = qw(server_settings_node dba_auto_conf slurp_bytes start_load
@@ -210,9 +210,17 @@ END { unlink map { "/dev/shm/$_" } @shm_names; }
 sub start_insert_load
 {
 	my ($node, $clients, $seconds, $jobs, $rate) = @_;
-	my $script = $node->basedir . '/insert.sql';
+	return start_script_load($node, "INSERT INTO t (v) VALUES (1);\n",
+		$clients, $seconds, $jobs, $rate);
+}
+
+# pgbench running the script $text (written beside the node) the same way.
+sub start_script_load
+{
+	my ($node, $text, $clients, $seconds, $jobs, $rate) = @_;
+	my $script = $node->basedir . '/load.sql';
 	open my $fh, '>', $script or die;
-	print $fh "INSERT INTO t (v) VALUES (1);\n";
+	print $fh $text;
 	close $fh;
 	my ($out, $err);
 	return IPC::Run::start(

@@ -1,4 +1,5 @@
 """Shared pieces of the bundled scenarios."""
+import json
 import time
 
 from bench import Workload, median
@@ -44,6 +45,18 @@ INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :a
 TPCB = Workload("tpcb", ["-b", "tpcb-like"])
 SELECT_ONLY = Workload("select-only", ["-b", "select-only"])
 TPCB_ASYNC = Workload("tpcb-async", ["-b", "tpcb-like"], conf=["synchronous_commit = off"])
+
+
+
+def decision_evidence(d):
+    """a walpilot.decisions row's evidence as a dict ({} when it has none)"""
+    ev = d.get("evidence")
+    if isinstance(ev, str):
+        try:
+            ev = json.loads(ev)
+        except ValueError:
+            ev = None
+    return ev if isinstance(ev, dict) else {}
 
 
 def numbers(rows, k):

@@ -43,7 +43,7 @@ import time
 
 import bench
 from bench import Scenario, Config, Workload, median, pct, log, RUNAS, BINDIR
-from _common import profile, INSERT
+from _common import profile, INSERT, decision_evidence
 
 PHASES = ["night", "morning", "peak", "batch", "bursts", "evening"]
 DEFAULT_S = {"night": 180, "morning": 240, "peak": 240, "batch": 240, "bursts": 180, "evening": 120}
@@ -953,13 +953,7 @@ def _trial_costs(ser, ds, phases):
             lost = (1 - 1 / ratio) * held * pairs if ratio == ratio and ratio else float("nan")
         crosses = any(d["rel"] < p["t1"] < d["rel"] + dur for p in phases)
         # the commit-path model's ratio for it (a search's first trial from the configured setting)
-        ev = d.get("evidence")
-        if isinstance(ev, str):
-            try:
-                ev = json.loads(ev)
-            except ValueError:
-                ev = None
-        pred = (ev or {}).get("predicted_gain") if isinstance(ev, dict) else None
+        pred = decision_evidence(d).get("predicted_gain")
         out.append({"t": d["rel"], "phase": d.get("phase", "") + ("+" if crosses else ""), "kind": kind, "arms": f"{d['old_value']} | {d['new_value']}",
                     "secs": dur, "ratio": ratio, "pred": pred, "held_cps": held, "lost": lost,
                     "client_x": during / held if held == held and held else float("nan"),

@@ -49,7 +49,7 @@ import time
 
 import bench
 from bench import Scenario, Config, median
-from _common import profile, INSERT, TPCB
+from _common import profile, INSERT, TPCB, decision_evidence
 import _standby
 
 FAST = ("ssd", "real")
@@ -228,13 +228,7 @@ def _first_prediction(ctx, r):
     for d in sorted(ds, key=lambda d: d.get("t", 0)):
         if d.get("setting") != "commit_delay" or not (d.get("reason") or "").startswith("trial:"):
             continue
-        ev = d.get("evidence")
-        if isinstance(ev, str):
-            try:
-                ev = json.loads(ev)
-            except ValueError:
-                ev = None
-        ev = ev if isinstance(ev, dict) else {}
+        ev = decision_evidence(d)
         pred = ev.get("predicted_gain")
         return (float(pred) if pred is not None else None), ev.get("predicted"), ev
     return None, None, {}
