@@ -115,7 +115,7 @@ static uint64 pending_writes;
 /* Worker-local: each reader's deltas since it last took them. */
 static WpCommitSecond reader_acc[WP_COMMIT_NUM_READERS];
 static bool reader_primed[WP_COMMIT_NUM_READERS];
-/* ... and each slot's durable commits in them, counted up to WP_COMMITTER_MIN */
+/* ... and each slot's durable commits in them, up to WP_COMMITTER_MIN */
 static uint8 *reader_slot_commits[WP_COMMIT_NUM_READERS];
 static bool collected_once = false;
 static uint64 collected_tick = 0;

@@ -42,10 +42,11 @@
  * arrived), then static delays of 1/4 and 1/8 of the flush time with
  * siblings 1 (what the benchmarks found best; the half-flush rule of
  * thumb is too long).  No value ever exceeds walpilot.commit_delay_max;
- * with 0 the pilot sets no delay at all.  The static delays are tried also when gather already
- * takes every committer into each flush: on a 3 ms disk with 16 clients
- * gather was "saturated" and yet a static delay ran 14 % faster (gather's
- * wake-ups cost the cycle more than a fixed sleep does).
+ * with 0 the pilot sets no delay at all.  The static delays are tried
+ * also when gather already takes every committer into each flush: on a
+ * 3 ms disk with 16 clients gather was "saturated" and yet a static delay
+ * ran 14 % faster (gather's wake-ups cost the cycle more than a fixed
+ * sleep does).
  *
  * Window: one second (measured, so a late tick does not count extra
  * commits), metric durable commits per second, with the window's commit

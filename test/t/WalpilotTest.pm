@@ -214,11 +214,14 @@ sub start_insert_load
 		$clients, $seconds, $jobs, $rate);
 }
 
-# pgbench running the script $text (written beside the node) the same way.
+# pgbench running the script $text (written beside the node, a file per
+# call) the same way.
+my $script_seq = 0;
+
 sub start_script_load
 {
 	my ($node, $text, $clients, $seconds, $jobs, $rate) = @_;
-	my $script = $node->basedir . '/load.sql';
+	my $script = $node->basedir . '/load' . ++$script_seq . '.sql';
 	open my $fh, '>', $script or die;
 	print $fh $text;
 	close $fh;
