@@ -109,13 +109,15 @@ wp_pilot_apply(WpPilotRun *r, const WpPilotValue *v)
  * wp_pilot_fall_back
  *		Put the configured value back and go idle, with a decision row
  *		naming what was really in force.  An open trial is closed as
- *		interrupted first.
+ *		interrupted first.  load (or NULL): the load that made the pilot
+ *		fall back, as the row's evidence.
  */
 void
-wp_pilot_fall_back(WpPilotRun *r, const char *reason)
+wp_pilot_fall_back(WpPilotRun *r, const char *reason, const WpPilotLoad *load)
 {
 	char		from[WP_PILOT_TEXT];
 	char		to[WP_PILOT_TEXT];
+	char	   *evidence = NULL;
 
 	if (r->trial_open)
 	{
@@ -128,7 +130,15 @@ wp_pilot_fall_back(WpPilotRun *r, const char *reason)
 	{
 		describe(r, &r->in_force, from);
 		describe(r, &r->configured, to);
-		wp_decision_log(r->def->name, from, to, reason, NULL);
+		if (load && load->nvalues > 0)
+		{
+			WpEvidence	e;
+
+			wp_ev_begin(&e);
+			ev_load(&e, load);
+			evidence = wp_ev_end(&e);
+		}
+		wp_decision_log(r->def->name, from, to, reason, evidence);
 	}
 	wp_pilot_apply(r, &r->configured);
 	r->current = r->configured;
@@ -202,7 +212,7 @@ not_tuning(WpPilotRun *r, bool window_closed, bool standby)
 	}
 
 	if (r->state != WP_PS_IDLE || r->managing)
-		wp_pilot_fall_back(r, why);
+		wp_pilot_fall_back(r, why, NULL);
 	if (!r->stopped || strcmp(why, r->reason) != 0)
 		ereport(LOG,
 				(errmsg("walpilot %s pilot does not tune", r->def->name),
@@ -277,7 +287,7 @@ paused_search_shifted(WpPilotRun *r, const WpPilotWindow *w,
 	snprintf(why, sizeof(why),
 			 "the load shifted (%s) while the search was paused: configured setting back, a new search follows",
 			 r->shift_why);
-	wp_pilot_fall_back(r, why);
+	wp_pilot_fall_back(r, why, load);
 	return true;
 }
 
@@ -408,7 +418,8 @@ pilot_window(WpPilotRun *r, const WpPilotWindow *w, TimestampTz now)
 				{
 					/* no hold-off: the pilot re-engages when the load returns */
 					if (r->managing)
-						wp_pilot_fall_back(r, "the load is gone: configured setting back until it returns");
+						wp_pilot_fall_back(r, "the load is gone: configured setting back until it returns",
+										   NULL);
 					r->state = WP_PS_IDLE;
 				}
 				snprintf(r->reason, sizeof(r->reason), "holding; no load for %d windows: %s",
@@ -441,7 +452,7 @@ pilot_window(WpPilotRun *r, const WpPilotWindow *w, TimestampTz now)
 							snprintf(why, sizeof(why),
 									 "the load shifted (%s) while another pilot's trial keeps a new search from running: configured setting back until it can run",
 									 r->shift_why);
-							wp_pilot_fall_back(r, why);
+							wp_pilot_fall_back(r, why, &load);
 							break;
 						}
 						r->shift_streak = shift_windows - 1;
@@ -454,8 +465,13 @@ pilot_window(WpPilotRun *r, const WpPilotWindow *w, TimestampTz now)
 				}
 				else if (r->managing)
 				{
+					char		why[WP_DECISION_TEXT];
+
+					snprintf(why, sizeof(why),
+							 "the load shifted (%s) and is no longer flush-bound",
+							 r->shift_why);
 					r->shift_streak = 0;
-					wp_pilot_fall_back(r, "the load shifted and is no longer flush-bound");
+					wp_pilot_fall_back(r, why, &load);
 				}
 				else
 				{
@@ -592,7 +608,7 @@ wp_pilot_stop(const char *why)
 		WpPilotRun *r = &wp_pilot_runs[i];
 
 		if (r->managing || r->state != WP_PS_IDLE || r->trial_open)
-			wp_pilot_fall_back(r, why);
+			wp_pilot_fall_back(r, why, NULL);
 		r->def->withdraw();
 		strlcpy(r->reason, why, sizeof(r->reason));
 		wp_pilot_publish(i);

@@ -162,7 +162,8 @@ format_time(TimestampTz t, char *buf, size_t len)
 
 /* pilot.c: the state machine */
 extern bool wp_pilot_apply(WpPilotRun *r, const WpPilotValue *v);
-extern void wp_pilot_fall_back(WpPilotRun *r, const char *reason);
+extern void wp_pilot_fall_back(WpPilotRun *r, const char *reason,
+							   const WpPilotLoad *load);
 extern void wp_pilot_stop_broken(WpPilotRun *r);
 
 /* pilot_search.c: the search and its trials */

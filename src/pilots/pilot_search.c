@@ -63,10 +63,12 @@ still_lost(WpPilotRun *r, int step, TimestampTz now)
 	{
 		double		then = r->lost_context[step][k];
 		double		now = r->load.context[k];
+		/* a context noisier than the move is a shift only at its own */
+		double		ratio = Max(1 + move, r->def->context_shift[k]);
 
 		if (then <= 0 || now <= 0)
 			continue;
-		if (now > then * (1 + move) || now < then / (1 + move))
+		if (now > then * ratio || now < then / ratio)
 		{
 			r->lost[step] = false;
 			return false;
@@ -515,7 +517,7 @@ wp_pilot_trial_window(WpPilotRun *r, const WpPilotWindow *w, TimestampTz now)
 		{
 			snprintf(why, sizeof(why), "no usable window in %d: the trial ends",
 					 r->skipped);
-			wp_pilot_fall_back(r, why);
+			wp_pilot_fall_back(r, why, NULL);
 			return;
 		}
 		wp_pilot_apply(r, arm);

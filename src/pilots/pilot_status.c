@@ -130,7 +130,7 @@ wp_pilot_take_hold_request(void)
 
 		if (r->broken)
 			continue;
-		wp_pilot_fall_back(r, by);
+		wp_pilot_fall_back(r, by, NULL);
 		wp_pilot_hold_off(r, until, by, NULL);
 		format_time(wp_pilot_hold_end(r), t, sizeof(t));
 		snprintf(r->reason, sizeof(r->reason), "held off until %s: %s", t, by);
