@@ -132,6 +132,13 @@ def cmd_scrape(path, names_out):
     gain = s.get("walpilot_prediction_predicted_gain", [])
     if len(gain) != 1 or not (math.isnan(gain[0][1]) or 0 < gain[0][1] < 100):
         bad(f"walpilot_prediction_predicted_gain {gain}")
+    # the model's record: commit_delay alone has a model; NaN before a graded trial
+    model = sorted(l.get("pilot") for l, v in s.get("walpilot_pilot_model_trials", []))
+    trials = one(s, "walpilot_pilot_model_trials", pilot="commit_delay")
+    err = one(s, "walpilot_pilot_model_error", pilot="commit_delay")
+    if model != ["commit_delay"] or trials is None or err is None or \
+            not (math.isnan(err) if trials == 0 else err >= 0):
+        bad(f"walpilot_pilot_model: pilots {model}, trials {trials}, error {err}")
     for name in ("commit_delay", "commit_siblings"):
         rows = [l for l, v in s.get("walpilot_setting_value", []) if l.get("name") == name]
         if len(rows) != 1 or rows[0].get("managed_by") not in ("walpilot", "dba", "default"):
