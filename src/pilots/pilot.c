@@ -493,8 +493,11 @@ pilot_window(WpPilotRun *r, const WpPilotWindow *w, TimestampTz now)
 				}
 				/*
 				 * holding the configured value: look again (a knob whose
-				 * losses expire only when their context moves keeps them)
+				 * losses expire only when their context moves keeps them),
+				 * unless its model rules out a win
 				 */
+				if (wp_pilot_search_ruled_out(r, now))
+					break;
 				r->state = WP_PS_IDLE;
 				if (!r->def->lost_until_moved)
 					memset(r->lost, 0, sizeof(r->lost));

@@ -179,6 +179,7 @@ extern void wp_pilot_close_trial(WpPilotRun *r, const char *outcome);
 /* pilot_schedule.c: hold-offs, re-checks, shifts, one trial at a time */
 extern TimestampTz wp_pilot_tune_interval_from(TimestampTz t);
 extern TimestampTz wp_pilot_recheck_due(WpPilotRun *r);
+extern bool wp_pilot_search_ruled_out(WpPilotRun *r, TimestampTz now);
 extern TimestampTz wp_pilot_hold_end(WpPilotRun *r);
 extern void wp_pilot_hold_off(WpPilotRun *r, TimestampTz until,
 							  const char *why, const char *evidence);

@@ -7,7 +7,9 @@
  * A hold-off keeps a pilot from searching until a time (or
  * walpilot.tune_interval from when it began), with a decision row that
  * says why.  A held choice is re-checked every walpilot.tune_interval, or
- * sooner while it is new for a knob with first_recheck_s.  A hold watches
+ * sooner while it is new for a knob with first_recheck_s; holding the
+ * configured value, the periodic search is skipped when the knob's model
+ * rules out a win by more than its own error.  A hold watches
  * for a shift of the load: one of the knob's contexts, or its load level,
  * moved for WP_SHIFT_WINDOWS windows.  A trial that is due waits while
  * another pilot's trial runs.  The state machine that asks is in pilot.c.
@@ -18,6 +20,8 @@
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
+
+#include <math.h>
 
 #include "utils/timestamp.h"
 
@@ -79,6 +83,52 @@ wp_pilot_hold_off(WpPilotRun *r, TimestampTz until, const char *why,
 	snprintf(reason, sizeof(reason), "held off until %s%s: %s", t,
 			 until == 0 ? " (walpilot.tune_interval)" : "", why);
 	wp_decision_log(r->def->name, "-", "-", reason, evidence);
+}
+
+/*
+ * wp_pilot_search_ruled_out
+ *		Holding the configured value, a periodic search is due: true (with
+ *		a decision row, and the re-check clock restarted) when the knob's
+ *		model rules out a win on the load of the last minute by a margin
+ *		its own record covers.  The model predicts the search's first trial
+ *		(for commit_delay: every commit grouped, the most any delay gives);
+ *		raised by its mean error on this server's graded trials, that
+ *		prediction must stay under the gain a trial must show to keep a
+ *		candidate.  Without a graded trial nothing is ruled out; a held
+ *		choice of the pilot's own is never asked (its re-check runs); and
+ *		a shift of the load still starts a search at once (the hold
+ *		watches it).
+ */
+bool
+wp_pilot_search_ruled_out(WpPilotRun *r, TimestampTz now)
+{
+	WpEvidence	e;
+	double		predicted;
+	double		error;
+	double		need = Max(r->def->trial.min_gain, 1.0);
+	char		why[WP_DECISION_TEXT];
+	char		next[64];
+
+	if (r->managing || r->def->predict == NULL || r->grade.trials == 0)
+		return false;
+	error = r->grade.error_sum / r->grade.trials;
+	wp_ev_begin(&e);
+	predicted = r->def->predict(&e);
+	if (predicted <= 0 || predicted * (1 + error) >= need)
+		return false;
+	wp_ev_num(&e, "model_trials", r->grade.trials);
+	wp_ev_num(&e, "model_error", round(error * 1000) / 1000);
+	r->hold_since = now;
+	format_time(wp_pilot_recheck_due(r), next, sizeof(next));
+	snprintf(why, sizeof(why),
+			 "periodic search skipped: the model predicts x%.2f for its first trial, x%.2f with its mean error on %d graded trial%s here, under the x%.2f a candidate must win by; next look %s",
+			 predicted, predicted * (1 + error), r->grade.trials,
+			 r->grade.trials == 1 ? "" : "s", need, next);
+	wp_decision_log(r->def->name, "-", "-", why, wp_ev_end(&e));
+	ereport(LOG,
+			(errmsg("walpilot %s pilot: periodic search skipped", r->def->name),
+			 errdetail_internal("%s", why)));
+	return true;
 }
 
 /*---- shifts of the load ----*/

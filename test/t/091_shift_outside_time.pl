@@ -15,12 +15,7 @@ use FindBin;
 use lib $FindBin::Bin;
 use WalpilotTest;
 
-my $node = emulated_node('outside', 'hdd,flush_us=20000', qq{
-walpilot.mode = 'tune'
-walpilot.tune_checkpoint_flush = off
-walpilot.tune_interval = '1h'
-max_connections = 40
-});
+my $node = shift_trial_node('outside');
 
 sub decisions { return decision_rows($node, 'commit_delay'); }
 

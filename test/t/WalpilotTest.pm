@@ -33,7 +33,8 @@ use Time::HiRes qw(time);
 
 our @EXPORT =
   qw(emulator_library emulator_shim new_node walpilot_node start_emulated
-  emulated_node set_emulated_flush checkpoint_trial_node decision_rows
+  emulated_node set_emulated_flush checkpoint_trial_node shift_trial_node
+  decision_rows
   pilot_state_within decision_within first_decision
   start_insert_load start_script_load poll_until poll_for wait_until
   wait_crash_restart build_probe_module reload_worker free_port find_program
@@ -157,6 +158,20 @@ checkpoint_timeout = 30s
 checkpoint_completion_target = 0.9
 max_wal_size = 1GB
 log_checkpoints = on
+max_connections = 40
+});
+}
+
+# A started emulated_node on which only the commit_delay pilot tunes, on a
+# 20 ms flush, with an hour between periodic searches: a new search there
+# comes from a shift of the load.
+sub shift_trial_node
+{
+	my ($name) = @_;
+	return emulated_node($name, 'hdd,flush_us=20000', qq{
+walpilot.mode = 'tune'
+walpilot.tune_checkpoint_flush = off
+walpilot.tune_interval = '1h'
 max_connections = 40
 });
 }
