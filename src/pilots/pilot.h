@@ -37,7 +37,7 @@ typedef struct WpPilotValue
 
 /* what a verdict depends on: a candidate that lost clearly is not tried
  * again until one of these moved by more than WP_PILOT_CONTEXT_MOVE */
-#define WP_PILOT_CONTEXTS		4
+#define WP_PILOT_CONTEXTS		3
 
 /* text sizes of the published state */
 #define WP_PILOT_TEXT			64
@@ -203,8 +203,6 @@ typedef struct WpPilotDef
 	bool		shift_by_context;
 	const char *context_names[WP_PILOT_CONTEXTS];
 	uint32		search_contexts;
-	/* the move of each context that is a shift (0: WP_CONTEXT_SHIFT) */
-	double		context_shift[WP_PILOT_CONTEXTS];
 	int			first_recheck_s;
 	const char *window_desc;	/* "one checkpoint per window" */
 	const char *unsuited;		/* "not flush-bound" */

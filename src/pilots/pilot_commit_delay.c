@@ -84,15 +84,6 @@
 #define WP_GROUP_UPDATE_US		(100 * 1000)
 
 /*
- * A move of the committers' time outside the commit that starts a new
- * search: x2, not the x1.5 of the other contexts, as it also holds the
- * clients' turns and the run queue, which move with the machine's other
- * work.  The 3 ms day's morning-to-peak step moved it x6-x8 (0.5-0.7 to
- * 3.6-5.0 ms).
- */
-#define WP_OUTSIDE_SHIFT		2.0
-
-/*
  * The minimum effect a candidate must show: 3 %.  The pairs' log ratios
  * spread by 0.02-0.08 in the benchmark's trials on the emulated 1-12 ms
  * disks (from their t and pair counts), so eight ABBA pairs of 1 s windows
@@ -297,7 +288,6 @@ cd_engage(const WpPilotWindow *w, WpPilotLoad *load)
 	load->context[1] = group;
 	/* commits per flush: 0 (not used) where no commit knows it led one */
 	load->context[2] = w->detail[0] > 0 ? w->count / w->detail[0] : 0;
-	load->context[3] = w->detail[1];
 	if (have)
 		snprintf(load->numbers, sizeof(load->numbers),
 				 "%.0f commits/s (needs %d), flush %.0f us from %s (needs %d), %u committers (needs 2)",
@@ -510,16 +500,9 @@ const WpPilotDef wp_pilot_commit_delay = {
 	.tick = cd_tick,
 	.predict = cd_predict,
 	.shift_by_context = true,
-	.context_names = {"flush time (us)", "committers", "commits per flush",
-	"committers' outside time (us)"},
-
-	/*
-	 * A delay changes the flush time and the commits per flush, not who
-	 * commits nor what they do between commits.
-	 */
-	.search_contexts = (1 << 1) | (1 << 3),
-	/* the time outside holds the clients' turns and the run queue: noisier */
-	.context_shift = {[3] = WP_OUTSIDE_SHIFT},
+	.context_names = {"flush time (us)", "committers", "commits per flush"},
+	/* a delay changes the flush time and the commits per flush, not who commits */
+	.search_contexts = 1 << 1,
 	/* seconds of checkpoint syncs skipped in one trial before it ends */
 	.max_skipped = 30,
 	.first_recheck_s = 120,

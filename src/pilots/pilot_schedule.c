@@ -135,31 +135,29 @@ wp_pilot_search_ruled_out(WpPilotRun *r, TimestampTz now)
 
 /*
  * context_moved
- *		Has context k moved by its shift ratio (WP_CONTEXT_SHIFT unless the
- *		knob names another) from "then"?  If so it is named in
- *		r->shift_why, with what "then" was.
+ *		Has context k moved by WP_CONTEXT_SHIFT from "then"?  If so it is
+ *		named in r->shift_why, with what "then" was.
  */
 static bool
 context_moved(WpPilotRun *r, int k, double then, double now, const char *ref)
 {
 	const char *name = r->def->context_names[k] ?
 		r->def->context_names[k] : "context";
-	double		shift = DEF_DBL(r->def->context_shift[k], WP_CONTEXT_SHIFT);
 
 	if (then <= 0 || now <= 0)
 		return false;
-	if (now <= then * shift && now >= then / shift)
+	if (now <= then * WP_CONTEXT_SHIFT && now >= then / WP_CONTEXT_SHIFT)
 		return false;
 	snprintf(r->shift_why, sizeof(r->shift_why),
 			 "%s moved from %.1f%s to %.1f (x%.2f, needs x%.1f for %d windows)",
-			 name, then, ref, now, now / then, shift,
+			 name, then, ref, now, now / then, WP_CONTEXT_SHIFT,
 			 DEF_INT(r->def->shift_windows, WP_SHIFT_WINDOWS));
 	return true;
 }
 
 /*
  * context_shifted
- *		Has one of the knob's contexts moved by its shift ratio from what
+ *		Has one of the knob's contexts moved by WP_CONTEXT_SHIFT from what
  *		the hold's first window saw?  That window sets the reference.  The
  *		contexts no arm moves (search_contexts) are also compared with the
  *		search's start (r->load): a search whose trials ran while the load

@@ -63,12 +63,10 @@ still_lost(WpPilotRun *r, int step, TimestampTz now)
 	{
 		double		then = r->lost_context[step][k];
 		double		now = r->load.context[k];
-		/* a context noisier than the move is a shift only at its own */
-		double		ratio = Max(1 + move, r->def->context_shift[k]);
 
 		if (then <= 0 || now <= 0)
 			continue;
-		if (now > then * ratio || now < then / ratio)
+		if (now > then * (1 + move) || now < then / (1 + move))
 		{
 			r->lost[step] = false;
 			return false;
